@@ -1,0 +1,382 @@
+"""Reading audio: WAV/FLAC/OGG through soundfile, raw PCM, standard input.
+
+:func:`open_audio` validates a source and returns an :class:`AudioSource`
+that reads the whole signal (:meth:`AudioSource.read`) or streams it in blocks
+of frames with an optional overlap (:meth:`AudioSource.blocks`), so that long
+files never have to fit in memory.  Every problem becomes an
+:class:`~audiokit.errors.InputError` with its own message; odd but valid input
+(a truncated data chunk, samples beyond full scale) gives a warning.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+import numpy as np
+import soundfile as sf
+
+from ..errors import InputError, ParameterError
+from ..signal import Signal
+from .raw import RawFormat
+from .wavheader import scan_wav_header
+
+#: Accepted sample rates in Hz (inclusive).  Below 100 Hz or above 3.072 MHz a
+#: header is taken to be corrupt.
+MIN_SR, MAX_SR = 100, 3_072_000
+#: Largest accepted channel count.
+MAX_CHANNELS = 256
+#: Float subtypes: only these can hold NaN/Inf or values beyond full scale.
+FLOAT_SUBTYPES = frozenset({"FLOAT", "DOUBLE", "VORBIS", "OPUS"})
+_CONTAINER_MAGIC = (b"RIFF", b"RF64", b"BW64", b"fLaC", b"OggS", b"FORM")
+_STDIN_SPOOL_BYTES = 64 * 2**20
+
+NonFinitePolicy = Literal["error", "zero"]
+
+
+class AudioSource:
+    """An opened, validated audio input.
+
+    Use :func:`open_audio` to create one; close it (or use ``with``) when done.
+
+    Attributes
+    ----------
+    name : str
+        The path as the user gave it (``"-"`` for standard input).
+    sr : int
+        Sample rate in Hz.
+    channels : int
+        Channel count.
+    frames : int
+        Number of frames (samples per channel) that can actually be read.
+    subtype : str
+        soundfile subtype of the source (``PCM_16``, ``FLOAT``, ...).
+    container : str
+        ``WAV``, ``FLAC``, ``OGG``, ``RF64`` ... or ``RAW``.
+    """
+
+    def __init__(self, name: str, handle: sf.SoundFile, frames: int, nonfinite: NonFinitePolicy, owned: list):
+        self.name = name
+        self._sf = handle
+        self.sr = int(handle.samplerate)
+        self.channels = int(handle.channels)
+        self.frames = int(frames)
+        self.subtype = str(handle.subtype)
+        self.container = str(handle.format)
+        self._nonfinite = nonfinite
+        self._owned = owned
+        self._warned_full_scale = False
+
+    @property
+    def duration(self) -> float:
+        """Duration in seconds, ``frames / sr``."""
+        return self.frames / self.sr
+
+    @property
+    def is_float(self) -> bool:
+        """True for float subtypes (which can exceed full scale or hold NaN)."""
+        return self.subtype in FLOAT_SUBTYPES
+
+    def close(self) -> None:
+        """Release the file handle (and the stdin spool, if any)."""
+        self._sf.close()
+        for obj in self._owned:
+            obj.close()
+
+    def __enter__(self) -> "AudioSource":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _check(self, block: np.ndarray, first_frame: int) -> np.ndarray:
+        """Apply the NaN/Inf policy and warn once about samples beyond full scale."""
+        if not self.is_float:
+            return block
+        finite = np.isfinite(block)
+        if not finite.all():
+            bad = np.flatnonzero(~finite.all(axis=0))
+            where = first_frame + int(bad[0])
+            if self._nonfinite == "error":
+                count = int((~finite).sum())
+                raise InputError(
+                    f"contains NaN or Inf samples ({count} in this block, first at frame {where}, "
+                    f"{where / self.sr:.6g} s); use --fix-nonfinite to replace them with 0",
+                    self.name,
+                )
+            block = np.where(finite, block, 0)
+        if not self._warned_full_scale:
+            over = np.abs(block) > 1.0
+            if over.any():
+                where = first_frame + int(np.flatnonzero(over.any(axis=0))[0])
+                self._warned_full_scale = True
+                warnings.warn(
+                    f"{self.name}: samples beyond full scale (|x| > 1, first at {where / self.sr:.6g} s); "
+                    "they are kept, not clipped",
+                    stacklevel=3,
+                )
+        return block
+
+    def blocks(
+        self,
+        block_frames: int = 65536,
+        *,
+        overlap: int = 0,
+        dtype: str = "float32",
+        start: int = 0,
+        frames: int | None = None,
+    ) -> Iterator[np.ndarray]:
+        """Yield the signal in blocks shaped ``(channels, n)``.
+
+        Parameters
+        ----------
+        block_frames : int > overlap
+            Frames per block (the last block may be shorter).
+        overlap : int >= 0
+            Each block after the first starts with the last ``overlap`` frames
+            of the previous one (so consecutive blocks advance by
+            ``block_frames - overlap``).
+        dtype : {'float32', 'float64'}
+            Sample type; full scale is ±1.
+        start : int >= 0
+            First frame to read.
+        frames : int, optional
+            Number of frames to read from ``start`` (default: to the end).
+
+        Yields
+        ------
+        np.ndarray, shape (channels, n), C-contiguous
+        """
+        if block_frames <= overlap or overlap < 0:
+            raise ParameterError(f"block_frames ({block_frames}) must exceed overlap ({overlap}) >= 0")
+        remaining = self.frames - start if frames is None else min(frames, self.frames - start)
+        self._sf.seek(start)
+        step = block_frames - overlap
+        previous: np.ndarray | None = None
+        position = start
+        while remaining > 0:
+            want = min(step if previous is not None else block_frames, remaining)
+            data = self._read(want, dtype)
+            if data.shape[1] == 0:
+                break
+            data = self._check(data, position)
+            position += data.shape[1]
+            remaining -= data.shape[1]
+            if previous is not None and overlap:
+                data = np.concatenate([previous[:, -overlap:], data], axis=1)
+            yield data
+            previous = data
+
+    def _read(self, n: int, dtype: str) -> np.ndarray:
+        try:
+            interleaved = self._sf.read(n, dtype=dtype, always_2d=True)
+        except (sf.LibsndfileError, RuntimeError) as exc:
+            raise InputError(f"read error: {exc}", self.name) from exc
+        return np.ascontiguousarray(interleaved.T)
+
+    def read(self, *, dtype: str = "float64", start: int = 0, frames: int | None = None) -> Signal:
+        """Read ``frames`` frames from ``start`` (default: everything) into a :class:`Signal`."""
+        count = self.frames - start if frames is None else min(frames, self.frames - start)
+        out = np.empty((self.channels, max(count, 0)), dtype=dtype)
+        filled = 0
+        for block in self.blocks(1 << 20, dtype=dtype, start=start, frames=count):
+            out[:, filled : filled + block.shape[1]] = block
+            filled += block.shape[1]
+        return Signal(out[:, :filled], self.sr, self.subtype)
+
+
+def _spool_stdin() -> BinaryIO:
+    """Copy standard input into a seekable spooled file (memory up to 64 MiB, then disk)."""
+    spool = tempfile.SpooledTemporaryFile(max_size=_STDIN_SPOOL_BYTES)
+    stream = sys.stdin.buffer
+    while chunk := stream.read(2**20):
+        spool.write(chunk)
+    spool.seek(0)
+    return spool
+
+
+def _open_path(path: str) -> BinaryIO:
+    p = Path(path)
+    try:
+        info = p.stat()
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except PermissionError:
+        raise InputError("permission denied", path) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError("is a directory, not an audio file", path)
+    try:
+        return open(p, "rb")
+    except PermissionError:
+        raise InputError("permission denied", path) from None
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", path) from None
+
+
+def _size(fh: BinaryIO) -> int:
+    fh.seek(0, os.SEEK_END)
+    size = fh.tell()
+    fh.seek(0)
+    return size
+
+
+def open_audio(
+    path: str | os.PathLike,
+    *,
+    raw: RawFormat | None = None,
+    nonfinite: NonFinitePolicy = "error",
+    allow_empty: bool = False,
+) -> AudioSource:
+    """Open and validate an audio input.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A file, or ``"-"`` for standard input (spooled; WAV/FLAC/OGG recognised
+        from their first bytes).
+    raw : RawFormat, optional
+        Interpret the bytes as headerless PCM with this rate, format and
+        channel count instead of reading a header.
+    nonfinite : {'error', 'zero'}
+        What to do with NaN/Inf samples: refuse the file (default) or replace
+        them with 0.
+    allow_empty : bool
+        Accept a file with zero frames (only for commands that do not analyse).
+
+    Returns
+    -------
+    AudioSource
+
+    Raises
+    ------
+    InputError
+        Missing path, directory, permission denied, empty file, not audio,
+        zero/absurd channel count, sample rate outside [MIN_SR, MAX_SR], zero
+        frames (unless ``allow_empty``).
+    """
+    name = str(path)
+    fh = _spool_stdin() if name == "-" else _open_path(name)
+    owned: list = [fh]
+    try:
+        return _open_validated(name, fh, raw, nonfinite, allow_empty, owned)
+    except BaseException:
+        fh.close()
+        raise
+
+
+def _open_validated(name, fh, raw, nonfinite, allow_empty, owned) -> AudioSource:
+    size = _size(fh)
+    if size == 0:
+        raise InputError("empty file (0 bytes)" if name != "-" else "standard input is empty", name)
+    if raw is not None:
+        return _open_raw(name, fh, size, raw, nonfinite, allow_empty, owned)
+    magic = fh.read(4)
+    fh.seek(0)
+    header = scan_wav_header(fh, size)
+    if header is not None:
+        if header.channels == 0:
+            raise InputError("header says 0 channels", name)
+        if header.channels > MAX_CHANNELS:
+            raise InputError(f"header says {header.channels} channels (more than {MAX_CHANNELS}); file is corrupt", name)
+        _check_rate(header.sr, name)
+    try:
+        handle = sf.SoundFile(fh, "r")
+    except (sf.LibsndfileError, RuntimeError, TypeError) as exc:
+        if name == "-" and magic not in _CONTAINER_MAGIC:
+            raise InputError(
+                "standard input is not WAV, FLAC or OGG; for raw PCM give --rate, --format and --channels", name
+            ) from exc
+        reason = "not a recognised audio file (WAV, FLAC, OGG)"
+        if magic in _CONTAINER_MAGIC:
+            reason = f"unreadable or corrupt audio file ({_libsndfile_reason(exc)})"
+        raise InputError(reason, name) from exc
+    frames = int(handle.frames)
+    if header is not None and header.claimed_frames is not None and header.claimed_frames > header.available_frames:
+        warnings.warn(
+            f"{name}: header claims {header.claimed_frames} frames but the file holds {header.available_frames}; "
+            f"reading the {header.available_frames} present",
+            stacklevel=3,
+        )
+        frames = min(frames, header.available_frames)
+    if header is None:
+        if handle.channels < 1:
+            raise InputError("0 channels", name)
+        if handle.channels > MAX_CHANNELS:
+            raise InputError(f"{handle.channels} channels (more than {MAX_CHANNELS}); file is corrupt", name)
+        _check_rate(handle.samplerate, name)
+    source = AudioSource(name, handle, frames, nonfinite, owned)
+    if frames == 0 and not allow_empty:
+        source.close()
+        raise InputError("no audio samples (0 frames)", name)
+    return source
+
+
+def _libsndfile_reason(exc: BaseException) -> str:
+    text = str(exc).strip()
+    for prefix in ("Error opening", "Error :"):
+        if text.startswith(prefix):
+            text = text.split(":", 2)[-1].strip()
+    return text or "libsndfile refused it"
+
+
+def _check_rate(sr: int, name: str) -> None:
+    if sr == 0:
+        raise InputError("header says sample rate 0 Hz", name)
+    if not MIN_SR <= sr <= MAX_SR:
+        raise InputError(f"sample rate {sr} Hz is outside the accepted range {MIN_SR}..{MAX_SR} Hz", name)
+
+
+def _open_raw(name, fh, size, raw: RawFormat, nonfinite, allow_empty, owned) -> AudioSource:
+    _check_rate(raw.sr, name)
+    if raw.channels > MAX_CHANNELS:
+        raise ParameterError(f"--channels: {raw.channels} is more than {MAX_CHANNELS}")
+    whole, extra = divmod(size, raw.frame_bytes)
+    if extra:
+        warnings.warn(
+            f"{name}: {size} bytes is not a whole number of {raw.frame_bytes}-byte frames; "
+            f"ignoring the last {extra} bytes",
+            stacklevel=3,
+        )
+    handle = sf.SoundFile(
+        fh, "r", samplerate=raw.sr, channels=raw.channels, subtype=raw.subtype, format="RAW", endian="LITTLE"
+    )
+    source = AudioSource(name, handle, whole, nonfinite, owned)
+    if whole == 0 and not allow_empty:
+        source.close()
+        raise InputError("no audio samples (0 frames)", name)
+    return source
+
+
+def read(
+    path: str | os.PathLike,
+    *,
+    raw: RawFormat | None = None,
+    dtype: str = "float64",
+    nonfinite: NonFinitePolicy = "error",
+) -> Signal:
+    """Read a whole audio file into memory.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        File path or ``"-"`` for standard input.
+    raw : RawFormat, optional
+        Headerless PCM description.
+    dtype : {'float64', 'float32'}
+        Sample type of the result; full scale is ±1.
+    nonfinite : {'error', 'zero'}
+        NaN/Inf policy.
+
+    Returns
+    -------
+    Signal
+        ``samples`` shaped (channels, n), ``sr`` in Hz, ``subtype`` of the source.
+    """
+    with open_audio(path, raw=raw, nonfinite=nonfinite) as source:
+        return source.read(dtype=dtype)

@@ -1,0 +1,201 @@
+"""Writing WAV files, whole or block by block, atomically.
+
+PCM subtypes are quantised here, not by libsndfile: a float sample ``x`` is
+stored as ``round(x * 2**(B-1))`` clipped to ``[-2**(B-1), 2**(B-1) - 1]``,
+which is the exact inverse of the reader's ``q / 2**(B-1)``, so a signal read
+from a B-bit file is written back bit for bit.  Samples beyond full scale
+(``|x| > 1``) are clipped for PCM output and counted; the caller is warned,
+never silently.  FLOAT/DOUBLE keep every value as it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from ..errors import OutputError, ParameterError
+from .atomic import atomic_output, describe_os_error
+
+#: ``--subtype`` values we write, with their PCM bit depth (None for float).
+SUBTYPE_BITS: dict[str, int | None] = {
+    "PCM_U8": 8,
+    "PCM_16": 16,
+    "PCM_24": 24,
+    "PCM_32": 32,
+    "FLOAT": None,
+    "DOUBLE": None,
+}
+#: Subtype used when neither the user nor the source decides (exact for any
+#: float32 signal and for values beyond full scale).
+DEFAULT_SUBTYPE = "FLOAT"
+_INT_CONTAINER = {"PCM_U8": (np.int16, 8), "PCM_16": (np.int16, 0), "PCM_24": (np.int32, 8), "PCM_32": (np.int32, 0)}
+_WAV_LIMIT_BYTES = 0xFFFFFFFF - 1024
+
+
+def resolve_subtype(requested: str | None, source_subtype: str | None = None) -> str:
+    """Pick the output subtype: the request, else the source's, else FLOAT.
+
+    A source subtype that WAV cannot hold as is (FLAC's PCM_S8, Vorbis, ...)
+    maps to the nearest one we write (PCM_16 for 8-bit signed, FLOAT for lossy).
+
+    Raises
+    ------
+    ParameterError
+        When ``requested`` is not one of :data:`SUBTYPE_BITS`.
+    """
+    if requested is not None:
+        key = requested.upper()
+        if key not in SUBTYPE_BITS:
+            raise ParameterError(f"--subtype: unknown subtype {requested!r} (allowed: {', '.join(SUBTYPE_BITS)})")
+        return key
+    if source_subtype in SUBTYPE_BITS:
+        return source_subtype
+    if source_subtype == "PCM_S8":
+        return "PCM_16"
+    return DEFAULT_SUBTYPE
+
+
+def encode_block(block: np.ndarray, subtype: str) -> tuple[np.ndarray, int]:
+    """Turn a float block ``(channels, n)`` into the interleaved array soundfile writes.
+
+    Returns
+    -------
+    data : np.ndarray, shape (n, channels)
+        int16/int32 codes for PCM subtypes (left-aligned in the container, as
+        libsndfile expects), float32/float64 for FLOAT/DOUBLE.
+    clipped : int
+        Number of samples beyond full scale (``|x| > 1``) that PCM clipping changed.
+    """
+    bits = SUBTYPE_BITS[subtype]
+    frames = block.T
+    if bits is None:
+        return np.ascontiguousarray(frames, dtype=np.float32 if subtype == "FLOAT" else np.float64), 0
+    container, shift = _INT_CONTAINER[subtype]
+    scale = float(2 ** (bits - 1))
+    codes = np.rint(np.asarray(frames, dtype=np.float64) * scale)
+    clipped = int(np.count_nonzero(np.abs(frames) > 1.0))
+    np.clip(codes, -scale, scale - 1, out=codes)
+    codes = codes.astype(np.int64 if shift else container)
+    if shift:
+        codes = (codes << shift).astype(container)
+    return np.ascontiguousarray(codes), clipped
+
+
+class WavWriter:
+    """Write a WAV file block by block; it appears at ``path`` only on success.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        Destination, or ``"-"`` for standard output.
+    sr : int
+        Sample rate in Hz.
+    channels : int
+        Channel count.
+    subtype : str
+        One of :data:`SUBTYPE_BITS`.
+    expected_frames : int, optional
+        Total frames if known; above 4 GiB of data the file is written as RF64.
+
+    Notes
+    -----
+    Use as a context manager: leaving the block by an exception (including
+    KeyboardInterrupt) removes the temp file and leaves nothing at ``path``.
+    After closing, :attr:`clipped` holds the count of clipped samples.
+    """
+
+    def __init__(self, path, *, sr: int, channels: int, subtype: str = DEFAULT_SUBTYPE, expected_frames: int | None = None):
+        self.path = str(path)
+        self.sr = int(sr)
+        self.channels = int(channels)
+        self.subtype = resolve_subtype(subtype)
+        bits = SUBTYPE_BITS[self.subtype] or (32 if self.subtype == "FLOAT" else 64)
+        big = expected_frames is not None and expected_frames * self.channels * bits // 8 > _WAV_LIMIT_BYTES
+        self._format = "RF64" if big else "WAV"
+        self.clipped = 0
+        self.frames = 0
+        self._stack = contextlib.ExitStack()
+        self._sf: sf.SoundFile | None = None
+
+    def __enter__(self) -> "WavWriter":
+        tmp: Path = self._stack.enter_context(atomic_output(self.path, suffix=".wav"))
+        try:
+            self._sf = sf.SoundFile(tmp, "w", samplerate=self.sr, channels=self.channels, subtype=self.subtype, format=self._format)
+        except (sf.LibsndfileError, RuntimeError) as exc:
+            self._stack.close()
+            raise OutputError(f"cannot write WAV: {exc}", self.path) from exc
+        return self
+
+    def write(self, block: np.ndarray) -> None:
+        """Append a float block shaped ``(channels, n)`` (full scale ±1)."""
+        if block.ndim != 2 or block.shape[0] != self.channels:
+            raise ValueError(f"block must be shaped ({self.channels}, n), got {block.shape}")
+        data, clipped = encode_block(block, self.subtype)
+        self.clipped += clipped
+        try:
+            self._sf.write(data)
+        except (sf.LibsndfileError, RuntimeError, OSError) as exc:
+            raise OutputError(_write_failure(exc, self.path), self.path) from exc
+        self.frames += block.shape[1]
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        failure = None
+        try:
+            self._sf.close()
+        except (sf.LibsndfileError, RuntimeError, OSError) as err:
+            if exc_type is None:
+                failure = OutputError(_write_failure(err, self.path), self.path)
+                exc_type, exc, tb = OutputError, failure, None
+        self._stack.__exit__(exc_type, exc, tb)
+        if failure is not None:
+            raise failure
+        if exc_type is None and self.clipped:
+            warnings.warn(
+                f"{self.path}: {self.clipped} samples beyond full scale were clipped to fit {self.subtype} "
+                "(use --subtype FLOAT to keep them)",
+                stacklevel=2,
+            )
+        return False
+
+
+def _write_failure(exc: BaseException, path: str) -> str:
+    if isinstance(exc, OSError):
+        return describe_os_error(exc)
+    folder = Path(path).parent if path != "-" else Path(".")
+    try:
+        if os.statvfs(folder).f_bavail == 0:
+            return "disk full (no space left on device); nothing was written"
+    except OSError:
+        pass
+    return f"write failed: {exc}"
+
+
+def write(path, samples: np.ndarray, sr: int, *, subtype: str = DEFAULT_SUBTYPE) -> int:
+    """Write a whole signal to a WAV file (or stdout for ``"-"``) atomically.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        Destination or ``"-"``.
+    samples : np.ndarray, shape (channels, n) or (n,)
+        Float samples, full scale ±1.
+    sr : int
+        Sample rate in Hz.
+    subtype : str
+        ``PCM_U8``, ``PCM_16``, ``PCM_24``, ``PCM_32``, ``FLOAT`` (default) or ``DOUBLE``.
+
+    Returns
+    -------
+    int
+        Number of samples clipped (PCM subtypes, ``|x| > 1``); a warning is
+        issued when it is non-zero.
+    """
+    samples = np.atleast_2d(samples)
+    with WavWriter(path, sr=sr, channels=samples.shape[0], subtype=subtype, expected_frames=samples.shape[1]) as out:
+        out.write(samples)
+    return out.clipped
