@@ -1,0 +1,1 @@
+"""Signal processing core: windows, STFT, mel, scaling (no I/O, no printing)."""

@@ -1,0 +1,308 @@
+"""Mel scales, triangular mel filter banks, and (log-)mel spectrograms.
+
+Mel scales
+----------
+* ``'htk'`` (default): ``mel = 2595 * log10(1 + f / 700)``.
+* ``'slaney'`` (Auditory Toolbox, librosa's default): linear below 1 kHz,
+  ``mel = 3 * f / 200``; logarithmic above, ``mel = 15 + 27 * ln(f / 1000) / ln(6.4)``.
+
+Filter bank
+-----------
+``n_mels`` triangles whose corner frequencies are ``n_mels + 2`` points equally
+spaced in mel from ``fmin`` to ``fmax``.  Triangle ``i`` rises linearly from
+corner ``i`` to ``i+1`` and falls to ``i+2``; its weight at DFT bin ``k``
+(``f_k = k*sr/n_fft``) is ``max(0, min((f_k - c_i)/(c_{i+1} - c_i),
+(c_{i+2} - f_k)/(c_{i+2} - c_{i+1})))``, so the peak is 1 (``norm=None``).
+``norm='slaney'`` scales each triangle by ``2 / (c_{i+2} - c_i)`` (Hz) so that
+its area is constant.  A filter that falls between DFT bins is all zeros: it
+is kept (its band reads 0) and a warning names it; use fewer mels or a larger
+``n_fft``.
+
+This is ``librosa.filters.mel(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin,
+fmax=fmax, htk=(scale == 'htk'), norm=norm)``; librosa's *defaults* are
+``scale='slaney', norm='slaney'``, ours are the article's ``'htk', None``.
+
+Mel spectrogram
+---------------
+``M = F @ |X|**power`` per frame, with ``X`` the STFT of :class:`StftPlan`;
+``librosa.feature.melspectrogram(y=x, sr=sr, n_fft=n_fft, hop_length=H,
+win_length=W, window='hann', center=center, pad_mode=pad_mode, power=power,
+n_mels=n_mels, fmin=fmin, fmax=fmax, htk=..., norm=...)`` gives the same
+numbers.  The log-mel adds ``10*log10(max(amin, M))`` (power, ``log='db'``)
+or ``log(max(amin, M))`` (``log='ln'``), fused into the same chunked pass.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Literal, get_args
+
+import numpy as np
+
+from ..errors import ParameterError
+from .scaling import rescale_db
+from .stft import LOG_KINDS, StftPlan, _power_output, _run
+
+MelScale = Literal["htk", "slaney"]
+MEL_SCALES: tuple[str, ...] = get_args(MelScale)
+MelNorm = Literal["slaney"]
+
+_F_SP = 200.0 / 3  # Hz per mel below the break (Slaney)
+_MIN_LOG_HZ = 1000.0
+_MIN_LOG_MEL = _MIN_LOG_HZ / _F_SP  # 15 mel
+_LOGSTEP = np.log(6.4) / 27.0  # ln(Hz ratio) per mel above the break
+
+
+def _check_scale(scale: str) -> str:
+    if scale not in MEL_SCALES:
+        raise ParameterError(f"mel scale must be one of {', '.join(MEL_SCALES)}; got {scale!r}")
+    return scale
+
+
+def hz_to_mel(f: float | np.ndarray, *, scale: MelScale = "htk") -> float | np.ndarray:
+    """Frequency in Hz to mel.
+
+    Parameters
+    ----------
+    f : float or np.ndarray
+        Frequencies in Hz (>= 0).
+    scale : {'htk', 'slaney'}
+        ``'htk'``: ``2595 * log10(1 + f/700)``.  ``'slaney'``: ``3*f/200`` below
+        1 kHz, ``15 + 27*ln(f/1000)/ln(6.4)`` above.
+
+    Returns
+    -------
+    float or np.ndarray (float64), mel
+    """
+    scale = _check_scale(scale)  # type: ignore[assignment]
+    fa = np.asarray(f, dtype=np.float64)
+    if scale == "htk":
+        m = 2595.0 * np.log10(1.0 + fa / 700.0)
+    else:
+        m = fa / _F_SP
+        hi = fa >= _MIN_LOG_HZ
+        m = np.where(hi, _MIN_LOG_MEL + np.log(np.maximum(fa, _MIN_LOG_HZ) / _MIN_LOG_HZ) / _LOGSTEP, m)
+    return float(m) if np.ndim(f) == 0 else m
+
+
+def mel_to_hz(m: float | np.ndarray, *, scale: MelScale = "htk") -> float | np.ndarray:
+    """Mel to frequency in Hz (inverse of :func:`hz_to_mel`).
+
+    ``'htk'``: ``700 * (10**(m/2595) - 1)``.  ``'slaney'``: ``200*m/3`` below 15
+    mel, ``1000 * exp(ln(6.4) * (m - 15) / 27)`` above.
+    """
+    scale = _check_scale(scale)  # type: ignore[assignment]
+    ma = np.asarray(m, dtype=np.float64)
+    if scale == "htk":
+        f = 700.0 * (10.0 ** (ma / 2595.0) - 1.0)
+    else:
+        f = _F_SP * ma
+        hi = ma >= _MIN_LOG_MEL
+        f = np.where(hi, _MIN_LOG_HZ * np.exp(_LOGSTEP * (np.maximum(ma, _MIN_LOG_MEL) - _MIN_LOG_MEL)), f)
+    return float(f) if np.ndim(m) == 0 else f
+
+
+def mel_frequencies(n: int, *, fmin: float = 0.0, fmax: float, scale: MelScale = "htk") -> np.ndarray:
+    """``n`` frequencies (Hz) equally spaced in mel from ``fmin`` to ``fmax`` inclusive."""
+    lo, hi = hz_to_mel(fmin, scale=scale), hz_to_mel(fmax, scale=scale)
+    return mel_to_hz(np.linspace(lo, hi, n), scale=scale)  # type: ignore[return-value]
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) and np.isfinite(v)
+
+
+def mel_filterbank(
+    *,
+    sr: float,
+    n_fft: int,
+    n_mels: int = 80,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    scale: MelScale = "htk",
+    norm: MelNorm | None = None,
+    dtype: Any = np.float64,
+) -> np.ndarray:
+    """Triangular mel filter bank (see the module docstring).
+
+    Parameters
+    ----------
+    sr : float > 0
+        Sample rate in Hz.
+    n_fft : int > 0
+        FFT size; the bank acts on ``n_fft//2 + 1`` one-sided bins.
+    n_mels : int > 0
+        Number of filters (default 80).
+    fmin : float >= 0
+        Lowest corner frequency in Hz (default 0).
+    fmax : float, fmin < fmax <= sr/2, optional
+        Highest corner frequency in Hz (default ``sr / 2``).
+    scale : {'htk', 'slaney'}
+        Mel scale used to space the corners (default ``'htk'``).
+    norm : {None, 'slaney'}
+        None: triangles peak at 1.  ``'slaney'``: each triangle scaled by
+        ``2 / (upper corner - lower corner)`` in Hz (constant area).
+    dtype : numpy dtype
+        Output dtype (default float64).
+
+    Returns
+    -------
+    F : np.ndarray, shape (n_mels, n_fft//2 + 1)
+
+    Warns
+    -----
+    UserWarning
+        If some filters cover no DFT bin (all-zero rows).
+    """
+    if not _num(sr) or sr <= 0:
+        raise ParameterError(f"sr must be a number > 0 (Hz), got {sr!r}")
+    if isinstance(n_fft, (bool, np.bool_)) or not isinstance(n_fft, (int, np.integer)) or n_fft <= 0:
+        raise ParameterError(f"n_fft must be an integer > 0, got {n_fft!r}")
+    if isinstance(n_mels, (bool, np.bool_)) or not isinstance(n_mels, (int, np.integer)) or n_mels <= 0:
+        raise ParameterError(f"n_mels must be an integer > 0, got {n_mels!r}")
+    nyquist = float(sr) / 2
+    if fmax is None:
+        fmax = nyquist
+    if not _num(fmin) or fmin < 0:
+        raise ParameterError(f"fmin must be a number >= 0 (Hz), got {fmin!r}")
+    if not _num(fmax) or not (fmin < fmax <= nyquist):
+        raise ParameterError(
+            f"fmax must satisfy fmin ({fmin:g} Hz) < fmax <= sr/2 ({nyquist:g} Hz), got {fmax!r}"
+        )
+    scale = _check_scale(scale)  # type: ignore[assignment]
+    if norm not in (None, "slaney"):
+        raise ParameterError(f"norm must be None or 'slaney'; got {norm!r}")
+    n_freqs = n_fft // 2 + 1
+    fft_f = np.arange(n_freqs) * (float(sr) / n_fft)
+    corners = mel_frequencies(n_mels + 2, fmin=float(fmin), fmax=float(fmax), scale=scale)
+    widths = np.diff(corners)
+    ramps = corners[:, None] - fft_f[None, :]  # corner - f
+    lower = -ramps[:-2] / widths[:-1, None]  # (f - c_i) / (c_{i+1} - c_i)
+    upper = ramps[2:] / widths[1:, None]  # (c_{i+2} - f) / (c_{i+2} - c_{i+1})
+    weights = np.maximum(0.0, np.minimum(lower, upper))
+    if norm == "slaney":
+        weights *= (2.0 / (corners[2:] - corners[:-2]))[:, None]
+    empty = np.flatnonzero(~(weights.max(axis=1) > 0))
+    if empty.size:
+        warnings.warn(
+            f"{empty.size} of {n_mels} mel filters are empty (no DFT bin between their corners), "
+            f"first at index {empty[0]}: n_mels={n_mels} is too many for n_fft={n_fft} at sr={sr:g} Hz; "
+            f"those bands will read 0",
+            UserWarning,
+            stacklevel=2,
+        )
+    return weights.astype(dtype, copy=False)
+
+
+def _bank(plan: StftPlan, filterbank, n_mels, fmin, fmax, scale, norm) -> np.ndarray:
+    if filterbank is not None:
+        fb = np.asarray(filterbank)
+        if fb.ndim != 2 or fb.shape[1] != plan.n_freqs:
+            raise ParameterError(f"filterbank must be shaped (n_mels, n_freqs={plan.n_freqs}), got {fb.shape}")
+        return fb
+    return mel_filterbank(sr=plan.sr, n_fft=plan.n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=scale, norm=norm)  # type: ignore[arg-type]
+
+
+def melspectrogram(
+    x: np.ndarray,
+    plan: StftPlan,
+    *,
+    n_mels: int = 80,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    scale: MelScale = "htk",
+    norm: MelNorm | None = None,
+    filterbank: np.ndarray | None = None,
+    power: float = 2.0,
+    backend: Any = None,
+) -> np.ndarray:
+    """Mel spectrogram ``F @ |STFT(x)|**power``.
+
+    Parameters
+    ----------
+    x : np.ndarray, shape (..., n)
+    plan : StftPlan
+    n_mels, fmin, fmax, scale, norm
+        Filter bank parameters (:func:`mel_filterbank`), ignored when
+        ``filterbank`` is given.
+    filterbank : np.ndarray, shape (n_mels, n_freqs), optional
+        A precomputed bank.
+    power : {2.0, 1.0}
+        2: mel of the power spectrum (default); 1: of the magnitude.
+    backend : FFT backend, optional
+
+    Returns
+    -------
+    M : np.ndarray, shape (..., n_mels, n_frames), float32 or float64 (plan's working dtype)
+    """
+    fb = _bank(plan, filterbank, n_mels, fmin, fmax, scale, norm)
+    return _run(plan, x, output=_power_output(power), filterbank=fb, backend=backend)
+
+
+def log_melspectrogram(
+    x: np.ndarray,
+    plan: StftPlan,
+    *,
+    n_mels: int = 80,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    scale: MelScale = "htk",
+    norm: MelNorm | None = None,
+    filterbank: np.ndarray | None = None,
+    power: float = 2.0,
+    log: Literal["db", "ln"] = "db",
+    amin: float | None = None,
+    ref: float | Literal["max"] = 1.0,
+    top_db: float | None = 80.0,
+    backend: Any = None,
+) -> np.ndarray:
+    """Log-mel spectrogram, the log fused into the chunked pass.
+
+    Parameters
+    ----------
+    x, plan, n_mels, fmin, fmax, scale, norm, filterbank, power, backend
+        As :func:`melspectrogram`.
+    log : {'db', 'ln'}
+        ``'db'`` (default): ``10*log10(max(amin, M) / ref)`` for ``power=2``
+        (``20*log10`` for ``power=1``), i.e. ``librosa.power_to_db``.
+        ``'ln'``: ``ln(max(amin, M) / ref)`` (natural log, Kaldi/Whisper style).
+    amin : float > 0, optional
+        Floor (default 1e-10 for ``power=2``, 1e-5 for ``power=1``).
+    ref : float > 0 or 'max'
+        Reference giving 0 (dB or ln); ``'max'`` = the largest mel value.
+    top_db : float >= 0 or None
+        Clip at ``top_db`` decibels below the peak (default 80, librosa's
+        ``power_to_db`` default; with ``log='ln'`` the same range in nepers:
+        ``top_db * ln(10) / 10`` for power).
+
+    Returns
+    -------
+    L : np.ndarray, shape (..., n_mels, n_frames)
+    """
+    if log not in LOG_KINDS:
+        raise ParameterError(f"log must be one of {', '.join(LOG_KINDS)}; got {log!r}")
+    output = _power_output(power)
+    if amin is None:
+        amin = 1e-10 if output == "power" else 1e-5
+    fb = _bank(plan, filterbank, n_mels, fmin, fmax, scale, norm)
+    L = _run(plan, x, output=output, filterbank=fb, log=log, amin=amin, backend=backend)
+    # convert ref / top_db into the log unit of L
+    unit = (10.0 if output == "power" else 20.0) if log == "db" else 1.0
+    to_log = (lambda v: unit * np.log10(v)) if log == "db" else np.log
+    if isinstance(ref, str):
+        if ref != "max":
+            raise ParameterError(f"ref must be a number > 0 or 'max', got {ref!r}")
+        ref_l: float | str = "max"
+    else:
+        if not (_num(ref) and ref > 0):
+            raise ParameterError(f"ref must be a number > 0 or 'max', got {ref!r}")
+        ref_l = float(to_log(max(float(amin), float(ref))))
+    top_l = None
+    if top_db is not None:
+        if not (_num(top_db) and top_db >= 0):
+            raise ParameterError(f"top_db must be a number >= 0 or None, got {top_db!r}")
+        # top_db decibels expressed in the unit of L
+        top_l = float(top_db) if log == "db" else float(top_db) * np.log(10.0) / (10.0 if output == "power" else 20.0)
+    if ref_l == 0.0 and top_l is None:
+        return L
+    return rescale_db(L, ref_db=ref_l, top_db=top_l, out=L)

@@ -1,0 +1,118 @@
+"""``.npy`` arrays written incrementally, plus their JSON sidecar.
+
+A spectrogram is produced frame by frame, but ``.npy`` stores C-ordered
+arrays whose last axis (frames) varies fastest.  :class:`NpyFrameWriter`
+therefore writes a *Fortran-ordered* array (the header says
+``fortran_order: True``): then all values of one frame are contiguous on disk
+and frames are appended in time order.  ``np.load`` returns the array with
+the declared shape and correct values, so readers need not care.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import OutputError
+from .atomic import atomic_output, describe_os_error
+
+
+class NpyFrameWriter:
+    """Write an array shaped ``(..., n_frames)`` to ``.npy`` one chunk of frames at a time.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        Destination (``"-"`` for stdout).
+    shape : tuple of int
+        Final shape, frames last: ``(n_freqs, n_frames)`` or ``(channels, n_freqs, n_frames)``.
+    dtype : numpy dtype
+        Stored dtype (e.g. float32, complex64).
+
+    Notes
+    -----
+    A context manager: the file appears only when every frame was written
+    (a short write is an error), atomically.
+    """
+
+    def __init__(self, path, shape: tuple[int, ...], dtype) -> None:
+        self.path = str(path)
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self.written = 0
+        self._stack = contextlib.ExitStack()
+        self._fh = None
+
+    @property
+    def tmp_path(self) -> Path:
+        """The temp file being written (valid inside the ``with`` block)."""
+        return self._tmp
+
+    def __enter__(self) -> "NpyFrameWriter":
+        self._tmp = self._stack.enter_context(atomic_output(self.path, suffix=".npy"))
+        try:
+            self._fh = open(self._tmp, "wb")
+            header = {"descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": True, "shape": self.shape}
+            np.lib.format.write_array_header_2_0(self._fh, header)
+        except OSError as exc:
+            self._stack.close()
+            raise OutputError(describe_os_error(exc), self.path) from exc
+        return self
+
+    def write(self, chunk: np.ndarray) -> None:
+        """Append frames: ``chunk`` shaped like ``shape`` but with any number of frames last."""
+        if chunk.shape[:-1] != self.shape[:-1]:
+            raise ValueError(f"chunk shape {chunk.shape} does not match {self.shape[:-1]} + (frames,)")
+        # Fortran order of (..., frames) == C order of the reversed axes.
+        data = np.ascontiguousarray(chunk.transpose(tuple(range(chunk.ndim - 1, -1, -1))), dtype=self.dtype)
+        try:
+            self._fh.write(data.data)
+        except OSError as exc:
+            raise OutputError(describe_os_error(exc), self.path) from exc
+        self.written += chunk.shape[-1]
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        failure = None
+        try:
+            self._fh.close()
+        except OSError as err:
+            failure = OutputError(describe_os_error(err), self.path)
+        if exc_type is None and failure is None and self.written != self.shape[-1]:
+            failure = OutputError(f"internal: wrote {self.written} frames, expected {self.shape[-1]}", self.path)
+        if exc_type is None and failure is not None:
+            exc_type, exc, tb = OutputError, failure, None
+        self._stack.__exit__(exc_type, exc, tb)
+        if failure is not None:
+            raise failure
+        return False
+
+
+def sidecar_path(npy_path: str | os.PathLike) -> Path:
+    """The JSON sidecar beside an array: ``mel.npy`` → ``mel.json``."""
+    return Path(npy_path).with_suffix(".json")
+
+
+def write_sidecar(npy_path: str | os.PathLike, metadata: dict) -> Path:
+    """Write ``metadata`` as pretty JSON beside ``npy_path`` (atomically); return its path."""
+    from .atomic import write_text_atomic
+
+    path = sidecar_path(npy_path)
+    write_text_atomic(path, json.dumps(metadata, indent=2) + "\n")
+    return path
+
+
+def read_sidecar(npy_path: str | os.PathLike) -> dict:
+    """Read the JSON sidecar of an array written by audiokit."""
+    from ..errors import InputError
+
+    path = sidecar_path(npy_path)
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise InputError(f"missing sidecar {path.name} (written beside the .npy by audiokit)", npy_path) from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read sidecar {path.name}: {exc}", npy_path) from None
