@@ -27,6 +27,20 @@ _SECONDS_PER_UNIT = {"s": Fraction(1), "ms": Fraction(1, 1000), "us": Fraction(1
 _HZ_PER_UNIT = {None: Fraction(1), "hz": Fraction(1), "k": Fraction(1000), "khz": Fraction(1000), "mhz": Fraction(10**6)}
 
 
+#: Longest accepted mantissa (characters) and exponent (digits): beyond them a
+#: number is absurd, and Fraction() would hang (10**huge) or raise a bare
+#: ValueError (Python's 4300-digit int limit) instead of a ParameterError.
+_MAX_MANTISSA_CHARS, _MAX_EXPONENT_DIGITS = 64, 3
+
+
+def _exact(number: str, text: str, kind: str) -> Fraction:
+    """``Fraction(number)``, refusing numbers too long to be meant."""
+    mantissa, _, exponent = number.lower().partition("e")
+    if len(mantissa) > _MAX_MANTISSA_CHARS or len(exponent.lstrip("+-")) > _MAX_EXPONENT_DIGITS:
+        raise ParameterError(f"invalid {kind} {text!r}: number too long or exponent out of range")
+    return Fraction(number)
+
+
 def round_half_up(value: Fraction) -> int:
     """Round a fraction to the nearest integer, ties away from zero.
 
@@ -99,7 +113,7 @@ def parse_duration(text: str, *, allow_zero: bool = False) -> Duration:
             f"invalid duration {text!r}: use e.g. 25ms, 0.025s or a whole number of samples like 400"
         )
     number, unit = match.group(1), match.group(2)
-    value = Fraction(number)
+    value = _exact(number, text, "duration")
     unit_key = unit.lower() if unit else None
     if unit_key in (None, "sample", "samples", "smp"):
         if value.denominator != 1:
@@ -132,7 +146,7 @@ def parse_frequency(text: str, *, allow_zero: bool = True) -> Fraction:
     if not match:
         raise ParameterError(f"invalid frequency {text!r}: use e.g. 440, 440Hz, 8kHz or 1.5k")
     unit = match.group(2).lower() if match.group(2) else None
-    value = Fraction(match.group(1)) * _HZ_PER_UNIT[unit]
+    value = _exact(match.group(1), text, "frequency") * _HZ_PER_UNIT[unit]
     if value < 0 or (value == 0 and not allow_zero):
         raise ParameterError(f"invalid frequency {text!r}: must be {'>= 0' if allow_zero else '> 0'}")
     return value

@@ -129,17 +129,15 @@ def fft_frequencies(*, sr: float, n_fft: int) -> np.ndarray:
 
 
 def bin_to_hz(k, *, sr: float, n_fft: int):
-    """Frequency of (fractional) bin ``k``: ``k·sr/n_fft`` Hz."""
-    return np.asarray(k, dtype=np.float64) * (_check_sr(sr) / _check_n_fft(n_fft)) if np.ndim(k) else (
-        float(k) * _check_sr(sr) / _check_n_fft(n_fft)
-    )
+    """Frequency in Hz of (fractional) bin ``k``: ``k·sr/n_fft`` (float or float64 array)."""
+    out = np.asarray(k, dtype=np.float64) * _check_sr(sr) / _check_n_fft(n_fft)
+    return float(out) if out.ndim == 0 else out
 
 
 def hz_to_bin(freq, *, sr: float, n_fft: int):
-    """Fractional bin of frequency ``freq`` Hz: ``freq·n_fft/sr`` (round it for the nearest bin)."""
-    return np.asarray(freq, dtype=np.float64) * (_check_n_fft(n_fft) / _check_sr(sr)) if np.ndim(freq) else (
-        float(freq) * _check_n_fft(n_fft) / _check_sr(sr)
-    )
+    """Fractional bin of ``freq`` Hz: ``freq·n_fft/sr`` (round it for the nearest bin)."""
+    out = np.asarray(freq, dtype=np.float64) * _check_n_fft(n_fft) / _check_sr(sr)
+    return float(out) if out.ndim == 0 else out
 
 
 def one_sided_weights(n_fft: int) -> np.ndarray:
@@ -242,8 +240,9 @@ class Spectrum:
     @property
     def amplitude(self) -> np.ndarray:
         """One-sided amplitude ``c_k·|X[k]| / sum(w)`` in full-scale units (see module doc)."""
+        mag = np.abs(self.X)
         scale = one_sided_weights(self.n_fft) / self.window_sum
-        return np.abs(self.X) * scale.astype(np.abs(self.X).dtype)
+        return mag * scale.astype(mag.dtype)
 
     @property
     def phase(self) -> np.ndarray:
@@ -440,7 +439,9 @@ class _Kernel:
             idx = np.arange(start, min(start + step, self.n))
             cycles = np.multiply.outer(flat, idx) / self.n_fft
             cycles -= np.round(cycles)
-            out += np.exp(-2j * np.pi * cycles) @ self.w[idx]
+            phase = (2.0 * np.pi) * cycles
+            # Element-wise products and sums (a complex-by-real matmul is slow in numpy).
+            out += (np.cos(phase) * self.w[idx]).sum(axis=-1) - 1j * (np.sin(phase) * self.w[idx]).sum(axis=-1)
         return out.reshape(u.shape)
 
 
@@ -522,37 +523,60 @@ def _lsq(y: np.ndarray, bins: np.ndarray, kappa: float, kernel: _Kernel) -> tupl
     A[: bins.size, 0], A[bins.size :, 0] = s.real, s.imag
     A[: bins.size, 1], A[bins.size :, 1] = -d.imag, d.real
     rhs = np.concatenate([y.real, y.imag])
-    sol, *_ = np.linalg.lstsq(A, rhs, rcond=None)
+    # rcond drops the q column when κ sits (numerically) on DC or Nyquist, where
+    # only Re(a) is observable; the minimum-norm solution then has q = 0.
+    sol, *_ = np.linalg.lstsq(A, rhs, rcond=1e-9)
     r = rhs - A @ sol
     return float(r @ r), complex(sol[0], sol[1])
 
 
-def _fit_kernel(y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, kernel: _Kernel) -> _Tone:
-    """Least-squares fit of one real tone to the observed bins (grid, Brent, parabolic polish)."""
+def _fit_kernel(
+    y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_grid: int, kernel: _Kernel
+) -> _Tone:
+    """Least-squares fit of one real tone to the observed bins.
+
+    The offset ``δ = κ - k0`` is searched on ``[-half_width, half_width]``: a
+    grid of ``n_grid`` points, a bounded Brent search around every local
+    minimum of the grid, then one parabola through close points to remove
+    Brent's relative tolerance.
+    """
 
     def cost(delta: float) -> float:
         return _lsq(y, bins, k0 + delta, kernel)[0]
 
-    grid = np.linspace(-half_width, half_width, 17)
+    grid = np.linspace(-half_width, half_width, n_grid)
     costs = np.array([cost(d) for d in grid])
-    i = int(np.argmin(costs))
-    step = grid[1] - grid[0]
-    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
-    if hi > lo:
+    best_delta, best_cost = float(grid[int(np.argmin(costs))]), float(np.min(costs))
+    for i in range(n_grid):
+        left = costs[i - 1] if i > 0 else np.inf
+        right = costs[i + 1] if i < n_grid - 1 else np.inf
+        if not (costs[i] <= left and costs[i] <= right):
+            continue
+        lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, n_grid - 1)]
         res = minimize_scalar(cost, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12})
-        delta = float(res.x) if res.fun <= costs[i] else float(grid[i])
-    else:
-        delta = float(grid[i])
-    # Brent's tolerance is relative (~1e-8); one parabola through close points removes it.
-    h = 1e-6 * max(step, 1e-3)
+        if res.fun < best_cost:
+            best_delta, best_cost = float(res.x), float(res.fun)
+    delta = best_delta
+    h = 1e-6 * (grid[1] - grid[0])
     c0, cm, cp = cost(delta), cost(delta - h), cost(delta + h)
     curvature = cm - 2.0 * c0 + cp
     if curvature > 0:
         shifted = delta + 0.5 * h * (cm - cp) / curvature
         if abs(shifted - delta) <= h and cost(shifted) <= c0:
             delta = shifted
-    _, a = _lsq(y, bins, k0 + delta, kernel)
-    return _Tone(k0 + delta, a)
+    kappa = k0 + delta
+    # At DC and Nyquist (multiples of n_fft/2) the two model terms merge and the
+    # cost is flat to 4th order in the distance: prefer the exact edge when it
+    # fits as well (within rounding).
+    half_n = kernel.n_fft / 2
+    edge = round(kappa / half_n) * half_n
+    if abs(kappa - edge) < 1e-2:
+        # Rounding of the kernel sums grows like N·eps.
+        noise = (16.0 * kernel.n * np.finfo(np.float64).eps) ** 2 * float(np.sum(np.abs(y) ** 2))
+        if _lsq(y, bins, edge, kernel)[0] <= _lsq(y, bins, kappa, kernel)[0] + noise:
+            kappa = edge
+    _, a = _lsq(y, bins, kappa, kernel)
+    return _Tone(kappa, a)
 
 
 def _fit_simple(y3: np.ndarray, k0: int, kernel: _Kernel, interpolation: str) -> _Tone:
@@ -575,7 +599,7 @@ def _fit_simple(y3: np.ndarray, k0: int, kernel: _Kernel, interpolation: str) ->
 def _peak_from(tone: _Tone, spec: Spectrum, interpolation: str) -> Peak:
     tone = _canonical(tone, spec.n_fft)
     kappa = tone.kappa
-    edge = kappa == 0.0 or (spec.n_fft % 2 == 0 and kappa == spec.n_fft / 2)
+    edge = kappa == 0.0 or kappa == spec.n_fft / 2
     if interpolation == "none":
         k = int(round(kappa))
         amplitude = float(one_sided_weights(spec.n_fft)[k] * abs(spec.X[k]) / spec.window_sum)
@@ -688,7 +712,13 @@ def find_peaks(
 
     kernel = _Kernel(spec.window, n_fft)
     observed = _Observed(spec.X, n_fft)
-    half = max(1, int(round(n_fft / spec.n)))  # observed bins: k0 ± half
+    # Observed bins k0 ± half: about one main-lobe half width (1 bin of sr/N for
+    # Hann, 3 for flat-top), in bins of n_fft; the fit searches the same range
+    # on a grid of 1/8 bin of sr/N.
+    lobe = max(1, int(round(enbw(spec.window) - 0.5)))
+    pad = n_fft / spec.n
+    half = max(1, int(round(lobe * pad)))
+    n_grid = 16 * lobe + 1
     offsets = np.arange(-half, half + 1)
     # Amplitude scale of an arbitrary (possibly mirrored) integer bin.
     def amp_scale(bins: np.ndarray) -> np.ndarray:
@@ -706,24 +736,38 @@ def find_peaks(
     def fit(y_at, k0: int) -> _Tone:
         if interpolation == "kernel":
             bins = k0 + offsets
-            return _fit_kernel(y_at(bins), bins, k0, float(half), kernel)
+            return _fit_kernel(y_at(bins), bins, k0, float(half), n_grid, kernel)
         return _fit_simple(y_at(k0 + np.arange(-1, 2)), k0, kernel, interpolation)
 
-    candidates = _local_maxima(amplitude, n_fft)
+    # Shapes (local maxima) are judged on |X|, levels on the amplitude scale:
+    # the one-sided factor 2 would distort the lobe of a tone at DC or Nyquist.
+    magnitude = np.abs(spec.X).astype(np.float64)
+    candidates = _local_maxima(magnitude, n_fft)
     candidates = candidates[amplitude[candidates] >= floor]
-    candidates = candidates[np.argsort(-amplitude[candidates], kind="stable")]
+
+    def strongest_first(cands: np.ndarray):
+        # Partial sorts: a noisy spectrum has ~n_fft/3 local maxima, few are needed.
+        batch = 32 * k + 64
+        while cands.size:
+            m = min(batch, cands.size)
+            part = np.argpartition(-amplitude[cands], m - 1)[:m] if m < cands.size else np.arange(cands.size)
+            top = cands[part[np.argsort(-amplitude[cands[part]], kind="stable")]]
+            yield from top
+            cands = np.delete(cands, part)
+            batch *= 4
 
     tones: list[_Tone] = []
     used: set[int] = set()
-    for k0 in candidates:
+    for k0 in strongest_first(candidates):
         if len(tones) >= k:
             break
         around = int(k0) + np.arange(-2, 3)
-        res_amp = np.abs(residual(around, tones)) * amp_scale(around)
-        centre = 1 + int(np.argmax(res_amp[1:4]))  # the residual's maximum near k0
-        if not (res_amp[centre] >= res_amp[centre - 1] and res_amp[centre] > res_amp[centre + 1]):
-            continue  # no maximum left: leakage of stronger peaks
-        if res_amp[centre] < floor:
+        res_mag = np.abs(residual(around, tones))
+        centre = 1 + int(np.argmax(res_mag[1:4]))  # the residual's maximum near k0
+        left, mid, right = res_mag[centre - 1 : centre + 2]
+        if not (mid >= left and mid >= right and (mid > left or mid > right)):
+            continue  # no maximum left: leakage of stronger peaks (a tie is the odd-n_fft mirror)
+        if res_mag[centre] * amp_scale(around[centre : centre + 1])[0] < floor:
             continue
         k_new = int(around[centre])
         k_canon = int(np.mod(k_new, n_fft))

@@ -38,9 +38,9 @@ Dither (added before rounding, not subtracted afterwards)
     Plain rounding: error ``q**2/12`` for busy signals, but harmonic
     distortion for low-level tones.
 
-Dither values come from ``numpy.random.default_rng(seed)``, drawn in time
-order (``(n, channels, 2)`` uniforms per block), so a seed reproduces the output
-exactly, one-shot or block by block.
+Dither values come from ``numpy.random.default_rng(seed)`` as uniforms drawn
+time-major (shape ``(n, channels)``, or ``(n, channels, 2)`` for TPDF), so a
+seed reproduces the output exactly, one-shot or block by block.
 
 Noise shaping (error feedback)
 ------------------------------
@@ -50,15 +50,20 @@ Noise shaping (error feedback)
 
 (in units of ``q``; ``u`` input, ``d`` dither, ``w`` code before clipping),
 so the output error is ``w - u = (1 - z**-1) e``: its spectrum is shaped by
-``|1 - exp(-i w)|**2 = 4 sin**2(w/2)`` (w in rad/sample) - 13 dB less noise in
+``|1 - exp(-i*omega)|**2 = 4 sin**2(omega/2)`` (omega in rad/sample) - 13 dB less noise in
 the lowest eighth of the band, +6 dB at Nyquist, twice the total power.  The
 fed-back error excludes clipping, so a clipped sample cannot make the loop
 run away.  The recursion is evaluated block-wise in closed form: with
 ``A[n] = sum(u) - e[start-1]`` and ``W[n] = sum(w)`` since the last anchor,
 ``W[n] = floor(A[n] + d[n] + 1/2)`` (rounding commutes with integer shifts).
 Anchors sit every 1024 samples of absolute position, where the sums restart
-from ``-e``; the float64 partial sums then stay below ``2**10 * 2**(B-1)`` and
-deviate from exact arithmetic by at most ``2**-10`` of a step.
+from ``-e`` (exactly).  The float64 partial sums then stay below
+``2**10 * 2**(B-1)`` (for ``|x| <= 1``), so rounding each one acts like
+perturbing each input sample by at most half an ulp of that bound:
+``2**-21`` of a step at B = 24, ``2**-29`` at B = 16 - over 120 dB below the
+step, invisible in the noise spectrum.  Like any error fed to an integrating
+loop, these perturbations add up in ``sum(output - input)``, which exact
+arithmetic keeps within half a step (without dither).
 
 Measures
 --------
@@ -94,6 +99,8 @@ MIN_BITS, MAX_BITS = 2, 24
 
 #: Spacing (samples) of the absolute-position anchors of the noise-shaping recursion.
 _ANCHOR = 1024
+#: Samples per channel handled at once inside :meth:`Quantizer.process` (bounds temporaries).
+_SLICE = 1 << 16
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Total error power of the unshaped quantizer in units of q**2, per dither
 # (uniform rounding error q**2/12 plus the dither power; RPDF: average over the input).
@@ -230,15 +237,21 @@ class Quantizer:
         bad = block.size - np.count_nonzero(np.isfinite(block))
         if bad:
             raise InputError(f"{bad} samples are NaN or infinite; quantization needs finite samples")
-        m = block.shape[1]
-        u = block.astype(np.float64) * self._scale  # exact: power-of-two scaling
-        d = self._dither(m)
-        codes = self._shaped_codes(u, d) if self.noise_shape == "first" else np.floor(u + d + 0.5)
-        low, high = -self._scale, self._scale - 1
-        self.n_clipped += int(np.count_nonzero((codes < low) | (codes > high)))
-        np.clip(codes, low, high, out=codes)
-        self.n_samples += m
-        return (codes / self._scale).astype(block.dtype)
+        out = np.empty_like(block, order="C")
+        # Work in slices so the float64 temporaries (dither pairs, sums) stay small
+        # for long one-shot inputs; slicing does not change the result.
+        for start in range(0, block.shape[1], _SLICE):
+            piece = block[:, start:start + _SLICE]
+            m = piece.shape[1]
+            u = piece.astype(np.float64) * self._scale  # exact: power-of-two scaling
+            d = self._dither(m)
+            codes = self._shaped_codes(u, d) if self.noise_shape == "first" else np.floor(u + d + 0.5)
+            low, high = -self._scale, self._scale - 1
+            self.n_clipped += int(np.count_nonzero((codes < low) | (codes > high)))
+            np.clip(codes, low, high, out=codes)
+            out[:, start:start + m] = codes / self._scale
+            self.n_samples += m
+        return out
 
 
 def quantize(x: np.ndarray, *, bits: int, dither: Dither = "tpdf", noise_shape: NoiseShape = "none",

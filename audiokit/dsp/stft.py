@@ -86,6 +86,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+from scipy import sparse
 
 from ..engine import get_backend
 from ..errors import InputError, ParameterError
@@ -319,8 +320,8 @@ class StftPlan:
         m = int(n_frames)
         if m <= 0:
             raise ParameterError(f"n_frames must be >= 1, got {n_frames!r}")
-        r, cs = self._wss_tables()
-        wss = _wss_blocks(cs, r, 0, m - 1 + r, m).reshape(-1)
+        t = self._wss_tables()
+        wss = _wss_blocks(t, 0, m - 1 + t.r, m).reshape(-1)
         return wss[: self.n_fft + self.hop_length * (m - 1)]  # type: ignore[operator]
 
     # ------------------------------------------------------------------ helpers
@@ -330,12 +331,13 @@ class StftPlan:
             return np.dtype(self.dtype)
         return np.dtype(np.float32) if np.dtype(input_dtype) == np.float32 else np.dtype(np.float64)
 
-    def _wss_tables(self) -> tuple[int, np.ndarray]:
+    def _wss_tables(self) -> _WssTables:
         hop = self.hop_length
         r = -(-self.n_fft // hop)  # type: ignore[operator]
         w2 = np.zeros(r * hop)
         w2[: self.n_fft] = self._vwin**2
-        return r, np.cumsum(w2.reshape(r, hop), axis=0)
+        w2 = w2.reshape(r, hop)
+        return _WssTables(r, w2, np.cumsum(w2, axis=0), np.cumsum(w2[::-1], axis=0)[::-1].copy())
 
     def require_invertible(self) -> None:
         """Raise :class:`ParameterError` unless the plan satisfies NOLA."""
@@ -435,22 +437,35 @@ def _warn_short(plan: StftPlan, n: int) -> None:
         )
 
 
-def _wss_blocks(cs: np.ndarray, r: int, b0: int, b1: int, m_total: int | None) -> np.ndarray:
+@dataclass(frozen=True)
+class _WssTables:
+    """Hop-sized pieces ``w2[j] = v[j*H : (j+1)*H]**2`` of the squared padded window, with prefix and suffix sums."""
+
+    r: int  # ceil(n_fft / H): frames overlapping one block
+    w2: np.ndarray  # (r, H)
+    prefix: np.ndarray  # prefix[j] = w2[0] + ... + w2[j]
+    suffix: np.ndarray  # suffix[j] = w2[j] + ... + w2[r-1]
+
+
+def _wss_blocks(t: _WssTables, b0: int, b1: int, m_total: int | None) -> np.ndarray:
     """Window sum-square for output blocks ``b0 .. b1-1`` (each ``H`` samples).
 
-    Block ``b`` receives frames ``b-r+1 .. b``; with ``m_total`` frames in all
-    it is ``sum_{j=max(0, b-m_total+1)}^{min(b, r-1)} w2[j]`` where ``w2[j]`` is
-    the j-th hop-sized piece of the squared padded window; ``cs`` is its
-    cumulative sum over ``j``.  ``m_total=None`` means more frames follow.
+    Block ``b`` receives frames ``b-r+1 .. b``, so with ``m_total`` frames in
+    all its sum is ``sum_{j=lo}^{hi} w2[j]``, ``lo = max(0, b-m_total+1)``,
+    ``hi = min(b, r-1)``; ``m_total=None`` means more frames follow (``lo = 0``).
+    Prefix or suffix sums are used (never a difference of sums, which would
+    cancel catastrophically where the true sum is tiny).
     """
     b = np.arange(b0, b1)
-    out = cs[np.minimum(b, r - 1)]
-    if m_total is not None:
-        lo = b - m_total  # subtract cs[lo] where lo >= 0
-        sel = lo >= 0
-        if np.any(sel):
-            out = out.copy()
-            out[sel] -= cs[lo[sel]]
+    hi = np.minimum(b, t.r - 1)
+    lo = np.zeros_like(b) if m_total is None else np.maximum(0, b - m_total + 1)
+    out = t.prefix[hi]
+    tail = lo > 0
+    if np.any(tail):
+        full = tail & (hi == t.r - 1)
+        out[full] = t.suffix[lo[full]]
+        for i in np.flatnonzero(tail & ~full):  # only when n_frames < r
+            out[i] = t.w2[lo[i] : hi[i] + 1].sum(axis=0)
     return out
 
 
@@ -484,7 +499,9 @@ class _Reducer:
                 raise ParameterError(
                     f"filterbank must be shaped (n_bands, n_freqs={plan.n_freqs}), got {fb.shape}"
                 )
-            self.fbT = np.ascontiguousarray(fb.T, dtype=rdt)
+            # Sparse product (CSR, single-threaded): mel banks are ~2 nonzeros per
+            # bin, and a multi-threaded BLAS call per chunk stalls on busy cores.
+            self.fbT = sparse.csr_matrix(np.asarray(fb, dtype=rdt))
             self.n_out = fb.shape[0]
         self.dtype = self.cdt if output == "complex" else rdt
         if amin is None:
@@ -518,7 +535,8 @@ class _Reducer:
         if self.output == "magnitude":
             np.sqrt(dest, out=dest)
         if self.fbT is not None:
-            np.matmul(dest, self.fbT, out=out)
+            banded = self.fbT @ dest.reshape(-1, nf).T  # (n_out, C*c)
+            out[...] = banded.T.reshape(out.shape)
         if self.log is not None:
             np.maximum(out, self.amin, out=out)
             if self.log == "db":
@@ -891,8 +909,12 @@ class _Ola:
         self.rdt = rdt
         self.backend = get_backend() if backend is None else backend
         self.chunk = chunk
-        self.r, self.cs = plan._wss_tables()
+        self.tables = plan._wss_tables()
+        self.r = self.tables.r
         self.vwin = plan.padded_window.astype(rdt)
+        # below this the sum is numerically zero (e.g. blackman's w[0] ~ 1e-17):
+        # dividing would turn rounding noise into output, so such samples give 0
+        self.floor = max(float(np.finfo(rdt).tiny), float(np.finfo(rdt).eps) * float(self.tables.prefix[-1].max()))
         self._buf: np.ndarray | None = None
 
     def add(self, X: np.ndarray, acc: np.ndarray, b0: int) -> None:
@@ -914,9 +936,8 @@ class _Ola:
     def normalise(self, acc: np.ndarray, b0: int, m_total: int | None) -> None:
         """Divide blocks ``b0 ..`` of ``acc`` (already final) by the window sum-square."""
         nb = acc.shape[1]
-        wss = _wss_blocks(self.cs, self.r, b0, b0 + nb, m_total)
-        tiny = np.finfo(self.rdt).tiny
-        nz = wss > tiny
+        wss = _wss_blocks(self.tables, b0, b0 + nb, m_total)
+        nz = wss > self.floor
         wss_r = np.where(nz, wss, 1.0).astype(self.rdt)
         np.divide(acc, wss_r, out=acc)
         if not np.all(nz):

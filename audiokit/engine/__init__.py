@@ -142,8 +142,8 @@ def get_backend(name: str | None = None, *, threads: int | None = None) -> FftBa
     if key not in BACKEND_NAMES and key != "auto":
         raise ParameterError(f"unknown {source} {name!r}; allowed: {allowed}")
     n_threads = _resolve_threads(threads)
-    if key == "auto":
-        key = available_backends()[0]
+    if key == "auto":  # first importable one; numpy always is
+        key = next(k for k in BACKEND_NAMES if _import_error(k) is None)
     else:
         reason = _import_error(key)
         if reason is not None:

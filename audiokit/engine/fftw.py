@@ -123,7 +123,7 @@ class FftwBackend(FftBackend):
         Target size of one block of input rows (see module docstring).
     max_kernels : int, default 32
         Cached (kind, n, precision) kernels, least recently used evicted first.
-    max_cache_bytes : int, default 256 MiB
+    max_cache_bytes : int, default 64 MiB
         Bound on the scratch memory of cached kernels; a kernel bigger than
         this (a huge ``n``) is dropped right after its call.
     wisdom : bool or None, default None
@@ -143,13 +143,12 @@ class FftwBackend(FftBackend):
     def __init__(self, threads: int = 1, *, planner_effort: str = "FFTW_MEASURE",
                  measure_max_n: int = 16384, planning_timelimit: float | None = 2.0,
                  block_bytes: int = 256 * 1024, max_kernels: int = 32,
-                 max_cache_bytes: int = 256 * 1024 * 1024, wisdom: bool | None = None):
+                 max_cache_bytes: int = 64 * 1024 * 1024, wisdom: bool | None = None):
         import pyfftw
 
         if planner_effort not in PLANNER_EFFORTS:
-            raise ParameterError(
-                f"unknown FFTW planner effort {planner_effort!r}; allowed: {', '.join(PLANNER_EFFORTS)}"
-            )
+            raise ParameterError(f"unknown FFTW planner effort {planner_effort!r}; "
+                                 f"allowed: {', '.join(PLANNER_EFFORTS)}")
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
             raise ParameterError(f"FFT threads must be an integer >= 1, got {threads!r}")
         self._pyfftw = pyfftw
@@ -221,7 +220,7 @@ class FftwBackend(FftBackend):
         k = min(m, n_in)  # input columns used; the rest of a row is zero padding
         # c2r reads only the real part of the DC and (even n) Nyquist bins;
         # zeroing their imaginary parts makes that explicit for every algorithm.
-        hermitian_edges = (0,) if (kind == "irfft" and n % 2 == 0) else (0,)
+        hermitian_edges = (0, n_in - 1) if (kind == "irfft" and n % 2 == 0) else (0,)
         scale = 1.0 / n
         planned = False
         with self._lock:

@@ -155,7 +155,11 @@ class AudioSource:
         """
         if block_frames <= overlap or overlap < 0:
             raise ParameterError(f"block_frames ({block_frames}) must exceed overlap ({overlap}) >= 0")
+        if start < 0:
+            raise ParameterError(f"start ({start}) must be >= 0")
         remaining = self.frames - start if frames is None else min(frames, self.frames - start)
+        if remaining <= 0:  # nothing to read (start at or past the end): seeking there would fail
+            return
         self._sf.seek(start)
         step = block_frames - overlap
         previous: np.ndarray | None = None

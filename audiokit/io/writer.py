@@ -126,9 +126,15 @@ class WavWriter:
         tmp: Path = self._stack.enter_context(atomic_output(self.path, suffix=".wav"))
         try:
             self._sf = sf.SoundFile(tmp, "w", samplerate=self.sr, channels=self.channels, subtype=self.subtype, format=self._format)
-        except (sf.LibsndfileError, RuntimeError) as exc:
-            self._stack.close()
-            raise OutputError(f"cannot write WAV: {exc}", self.path) from exc
+        except BaseException as exc:
+            # Leave the atomic block *with* the exception: a plain close() would
+            # os.replace the empty temp file onto the destination.
+            if isinstance(exc, (sf.LibsndfileError, RuntimeError)):
+                failure = OutputError(f"cannot write WAV: {exc}", self.path)
+                self._stack.__exit__(OutputError, failure, None)
+                raise failure from exc
+            self._stack.__exit__(type(exc), exc, exc.__traceback__)
+            raise
         return self
 
     def write(self, block: np.ndarray) -> None:
