@@ -78,7 +78,7 @@ def _figure(size: tuple[int, int]):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(size[0] / DPI, size[1] / DPI), dpi=DPI)
+    fig = Figure(figsize=(size[0] / DPI, size[1] / DPI), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
@@ -91,7 +91,7 @@ def png_bytes(fig) -> bytes:
 
 
 def spectrogram_figure(
-    image_db: np.ndarray,
+    images_db: np.ndarray,
     *,
     t_start: float,
     t_end: float,
@@ -103,20 +103,19 @@ def spectrogram_figure(
     size: tuple[int, int] = (1200, 600),
     mel_ticks: tuple[Sequence[float], Sequence[str]] | None = None,
     ylabel: str = "frequency (Hz)",
-    vmin: float | None = None,
-    vmax: float | None = None,
 ):
-    """Draw a time-frequency image (already reduced for display).
+    """Draw time-frequency images (already reduced for display), one panel per channel.
 
     Parameters
     ----------
-    image_db : np.ndarray, shape (rows, columns)
+    images_db : np.ndarray, shape (rows, columns) or (channels, rows, columns)
         Values in dB, row 0 at the bottom (lowest frequency / first mel band).
+        All panels share one colour scale and colorbar.
     t_start, t_end : float
         Time in s at the left edge of the first column and the right edge of
         the last one.
     f_low, f_high : float
-        Frequency in Hz (or band index for mel) at the bottom edge of row 0 and
+        Frequency in Hz (band index for mel) at the bottom edge of row 0 and
         the top edge of the last row.
     title : str
         Names the file and the parameters.
@@ -127,19 +126,24 @@ def spectrogram_figure(
     -------
     matplotlib.figure.Figure
     """
+    images = images_db if images_db.ndim == 3 else images_db[None]
+    finite = images[np.isfinite(images)]
+    vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    if vmax <= vmin:
+        vmin, vmax = vmin - 1.0, vmax + 1.0
     fig = _figure(size)
-    ax = fig.add_subplot(1, 1, 1)
-    mesh = ax.imshow(
-        image_db, origin="lower", aspect="auto", cmap=cmap, interpolation="nearest",
-        extent=(t_start, t_end, f_low, f_high), vmin=vmin, vmax=vmax,
-    )
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel(ylabel)
-    if mel_ticks is not None:
-        ax.set_yticks(list(mel_ticks[0]), list(mel_ticks[1]))
-    ax.set_title(title, fontsize=10)
-    fig.colorbar(mesh, ax=ax, label=colorbar_label, pad=0.015)
-    fig.tight_layout()
+    axes = fig.subplots(len(images), 1, sharex=True, squeeze=False)[:, 0]
+    for index, (ax, image) in enumerate(zip(axes, images)):
+        mesh = ax.imshow(
+            image, origin="lower", aspect="auto", cmap=cmap, interpolation="nearest",
+            extent=(t_start, t_end, f_low, f_high), vmin=vmin, vmax=vmax,
+        )
+        ax.set_ylabel(ylabel if len(images) == 1 else f"ch {index}: {ylabel}")
+        if mel_ticks is not None:
+            ax.set_yticks(list(mel_ticks[0]), list(mel_ticks[1]))
+    axes[0].set_title(title, fontsize=10)
+    axes[-1].set_xlabel("time (s)")
+    fig.colorbar(mesh, ax=list(axes), label=colorbar_label, pad=0.015)
     return fig
 
 
@@ -184,7 +188,6 @@ def spectrum_figure(
     ax.set_title(title, fontsize=10)
     ax.grid(True, linewidth=0.3, alpha=0.6)
     ax.legend(loc="upper right", fontsize=8)
-    fig.tight_layout()
     return fig
 
 
@@ -198,5 +201,4 @@ def filterbank_figure(filterbank: np.ndarray, freqs: np.ndarray, *, title: str, 
     ax.set_ylabel("weight")
     ax.set_title(title, fontsize=10)
     ax.grid(True, linewidth=0.3, alpha=0.6)
-    fig.tight_layout()
     return fig

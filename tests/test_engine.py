@@ -189,7 +189,7 @@ def test_backends_agree(n, dtype, rng):
 
 
 def test_default_fftw_backend_uses_measured_plans_and_is_exact():
-    """get_backend('fftw') (FFTW_MEASURE) on a fresh backend matches the reference."""
+    """The default FFTW configuration (FFTW_MEASURE plans) matches the reference."""
     fftw = FftwBackend(wisdom=False)
     assert fftw.planner_effort == "FFTW_MEASURE"
     for n in (64, 400):

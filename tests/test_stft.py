@@ -136,6 +136,7 @@ def test_stft_equals_naive(rng, center, pad_mode, win_length, n_fft, hop):
     x = rng.standard_normal(5003)
     plan = StftPlan(sr=16000, win_length=win_length, hop_length=hop, n_fft=n_fft, center=center, pad_mode=pad_mode)
     X = plan.stft(x)
+    np.testing.assert_array_equal(stft(x, plan), X)
     ref = naive_stft(x, n_fft=n_fft, hop=hop, win_length=win_length, center=center, pad_mode=pad_mode)
     assert X.shape == (n_fft // 2 + 1, plan.n_frames(len(x))) and X.dtype == np.complex128
     assert_close_spectra(X, ref)

@@ -15,6 +15,7 @@ Exit codes (also in README "Exit codes"):
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -33,6 +34,10 @@ from ..errors import AudiokitError
 from . import console
 from .generate import generate_command
 from .info import info_command
+from .mel import mel_command
+from .spectrogram import spectrogram_command
+from .quantize import quantize_command
+from .resample import resample_command
 
 app = typer.Typer(
     name="audiokit",
@@ -61,6 +66,10 @@ def _root(
 
 app.command("info")(info_command)
 app.command("generate")(generate_command)
+app.command("spectrogram")(spectrogram_command)
+app.command("mel")(mel_command)
+app.command("resample")(resample_command)
+app.command("quantize")(quantize_command)
 
 
 class Terminated(BaseException):
@@ -71,13 +80,51 @@ def _on_sigterm(signum, frame) -> None:
     raise Terminated()
 
 
+class _Escaped(BaseException):
+    """Carries a KeyboardInterrupt or BrokenPipeError from a command past Typer to :func:`main`.
+
+    Typer (>= 0.2x) catches both itself and only returns 130 / exits 1, which
+    would lose the "interrupted" message, ``--debug`` and the 141 exit code.
+    """
+
+    def __init__(self, original: BaseException):
+        super().__init__(original)
+        self.original = original
+
+
+def _guarded(callback):
+    @functools.wraps(callback)
+    def run_command(*args, **kwargs):
+        try:
+            return callback(*args, **kwargs)
+        except (KeyboardInterrupt, BrokenPipeError) as exc:
+            raise _Escaped(exc) from exc
+
+    run_command._audiokit_guarded = True
+    return run_command
+
+
+def _guard_commands(typer_app: typer.Typer) -> None:
+    """Wrap every registered command callback (once) with :func:`_guarded`."""
+    for command in typer_app.registered_commands:
+        if command.callback is not None and not getattr(command.callback, "_audiokit_guarded", False):
+            command.callback = _guarded(command.callback)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _guard_commands(group.typer_instance)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and, as a script, exit with) the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    _guard_commands(app)
     try:
-        result = app(args=args, prog_name="audiokit", standalone_mode=False)
+        try:
+            result = app(args=args, prog_name="audiokit", standalone_mode=False)
+        except _Escaped as escaped:
+            raise escaped.original from None
         code = result if isinstance(result, int) else 0
     except typer.Exit as exc:
         code = exc.exit_code

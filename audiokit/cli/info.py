@@ -24,7 +24,11 @@ def file_info(source) -> dict:
     clip_level = 1.0 if source.is_float or bits is None else 1.0 - 2.0 ** -(bits - 1)
     meter = LevelMeter(source.channels, clip_level)
     with console.progress(f"info {source.name}", source.frames) as advance:
-        for block in source.blocks(BLOCK_FRAMES):
+        # float32 holds FLOAT and <= 24-bit codes exactly; PCM_32/DOUBLE need float64, else
+        # values just below full scale round to 1.0 and are miscounted as clipped.
+        exact32 = source.subtype == "FLOAT" or (bits is not None and bits <= 24)
+        dtype = "float32" if exact32 else "float64"
+        for block in source.blocks(BLOCK_FRAMES, dtype=dtype):
             meter.update(block)
             advance(block.shape[1])
     return {

@@ -48,10 +48,16 @@ with ``κ`` the tone's position in (fractional) bins and ``a = (A/2)·e^{iφ}``.
 ``W`` is evaluated in closed form for cosine-sum windows (rectangular, Hann,
 Hamming, Blackman, Blackman-Harris, Nuttall, flat-top; periodic or
 symmetric: a sum of Dirichlet kernels) and by direct summation for others
-(Kaiser, Bartlett, custom arrays: cost ``O(N)`` per evaluation).  Including
-the mirror term makes tones near DC and Nyquist exact as well.  For a single
-tone the fit is exact to rounding (measured: frequency within 1e-9 bin,
-amplitude within 1e-9 dB, phase within 1e-8 rad for every offset and window).
+(Kaiser, Bartlett, custom arrays: cost ``O(N)`` per evaluation, so slow for
+very long signals).  Including the mirror term makes tones near DC and Nyquist
+exact as well.  For a single tone the fit is exact to rounding: measured over
+fractional offsets 0..1 bin, every window above, periodic and symmetric, with
+and without zero padding, the worst errors are 1e-13 bin, 1e-12 dB and 1e-12
+rad.  Within a few thousandths of a bin of DC or Nyquist the two terms merge
+and the errors grow to about 1e-9 relative; closer than about 1e-6 bin a tone
+is reported exactly on the edge, where only ``A·cos φ`` is observable.
+A tone that is not a local maximum of ``|X|`` (buried in a stronger tone's
+leakage) is not found: use a window with lower sidelobes.
 Stronger tones are subtracted (with their fitted model) before weaker ones are
 fitted and tested, so sidelobes of a tone are not reported as peaks, and tones
 a few bins apart are each measured without the other's leakage.
@@ -69,7 +75,7 @@ from scipy.optimize import minimize_scalar
 
 from ..engine import get_backend
 from ..errors import ParameterError
-from .windows import WindowSpec, enbw, get_window, parse_window_spec
+from .windows import WindowSpec, enbw, parse_window_spec
 
 __all__ = [
     "Interpolation",
@@ -85,6 +91,8 @@ __all__ = [
 
 Interpolation = Literal["kernel", "quadratic-log", "none"]
 INTERPOLATIONS: tuple[str, ...] = ("kernel", "quadratic-log", "none")
+
+_MAX_REFIT_PASSES = 6
 
 #: Default floor of :meth:`Spectrum.to_db`, in amplitude units (-200 dBFS).
 DEFAULT_AMIN = 1e-10
@@ -661,10 +669,13 @@ def find_peaks(
         (``k0 ± max(1, round(n_fft/N))``); exact for a single tone with any
         window.  ``"quadratic-log"``: parabola through the log magnitudes of
         three bins (Gaussian interpolation), then the amplitude and phase are
-        corrected with the window kernel at that offset (Hann: frequency error
-        up to about 0.02 bin, amplitude 0.01 dB; rectangular: much worse).
+        corrected with the window kernel at that offset.  Worst case over
+        offsets 0..0.5 bin: Hann 0.016 bin / 0.061 dB, Hamming 0.016 / 0.075,
+        Blackman-Harris 0.003 / 0.007, Kaiser 8.6 0.006 / 0.018, rectangular
+        0.17 / 1.5, flat-top 0.14 / 0.006.
         ``"none"``: the bin's own frequency, amplitude and phase (scalloping
-        loss not corrected).
+        loss not corrected: up to 1.42 dB for Hann, 3.92 dB rectangular,
+        0.01 dB flat-top).
 
     Returns
     -------
@@ -679,8 +690,8 @@ def find_peaks(
     subtracted from the spectrum; it is accepted if the residual still has a
     local maximum there whose amplitude passes ``threshold_db`` (so a tone's
     sidelobes, explained by its model, are not reported), and is then fitted
-    on that residual.  A final pass refits every peak with all the others
-    subtracted.  Residual bins within ``100·eps`` of the largest amplitude
+    on that residual.  Then every peak is refitted with all the others
+    subtracted, for a few passes until the estimates settle.  Residual bins within ``100·eps`` of the largest amplitude
     (rounding noise) never count as peaks.
     """
     if not isinstance(spec, Spectrum):
@@ -735,8 +746,15 @@ def find_peaks(
 
     def fit(y_at, k0: int) -> _Tone:
         if interpolation == "kernel":
-            bins = k0 + offsets
-            return _fit_kernel(y_at(bins), bins, k0, float(half), n_grid, kernel)
+            for _ in range(3):
+                bins = k0 + offsets
+                tone = _fit_kernel(y_at(bins), bins, k0, float(half), n_grid, kernel)
+                if abs(tone.kappa - k0) < half * (1.0 - 1e-9):
+                    break
+                # The best fit is on the edge of the searched range: the maximum of
+                # |X| was displaced (interference with the mirror or a neighbour).
+                k0 = int(round(tone.kappa))
+            return tone
         return _fit_simple(y_at(k0 + np.arange(-1, 2)), k0, kernel, interpolation)
 
     # Shapes (local maxima) are judged on |X|, levels on the amplitude scale:
@@ -782,10 +800,18 @@ def find_peaks(
         tones.append(tone)
 
     if interpolation != "none" and len(tones) > 1:
-        # Refit each peak with every other one subtracted (removes their leakage from its fit).
-        for j in range(len(tones)):
-            k0 = int(round(tones[j].kappa))
-            tones[j] = _canonical(fit(lambda b, j=j: residual(b, tones, skip=j), k0), n_fft)
+        # Refit each peak with every other one subtracted, until the estimates
+        # settle: each pass shrinks the error left by the others' leakage.
+        for _ in range(_MAX_REFIT_PASSES):
+            change = 0.0
+            for j in range(len(tones)):
+                k0 = int(round(tones[j].kappa))
+                new = _canonical(fit(lambda b, j=j: residual(b, tones, skip=j), k0), n_fft)
+                old = tones[j]
+                change = max(change, abs(new.kappa - old.kappa), abs(new.a - old.a) / max(abs(old.a), 1e-300))
+                tones[j] = new
+            if change < 1e-12:
+                break
 
     peaks = [_peak_from(t, spec, interpolation) for t in tones]
     peaks.sort(key=lambda p: -p.amplitude)

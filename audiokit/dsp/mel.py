@@ -109,7 +109,9 @@ def mel_frequencies(n: int, *, fmin: float = 0.0, fmax: float, scale: MelScale =
 
 
 def _num(v: Any) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) and np.isfinite(v)
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        return False
+    return bool(np.isfinite(v))
 
 
 def mel_filterbank(
@@ -200,7 +202,9 @@ def _bank(plan: StftPlan, filterbank, n_mels, fmin, fmax, scale, norm) -> np.nda
         if fb.ndim != 2 or fb.shape[1] != plan.n_freqs:
             raise ParameterError(f"filterbank must be shaped (n_mels, n_freqs={plan.n_freqs}), got {fb.shape}")
         return fb
-    return mel_filterbank(sr=plan.sr, n_fft=plan.n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=scale, norm=norm)  # type: ignore[arg-type]
+    return mel_filterbank(
+        sr=plan.sr, n_fft=plan.n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=scale, norm=norm  # type: ignore[arg-type]
+    )
 
 
 def melspectrogram(

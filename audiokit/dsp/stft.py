@@ -44,8 +44,13 @@ least-squares inverse)::
 It exists when the window satisfies NOLA for the hop (:attr:`StftPlan.invertible`)
 and reconstructs ``x`` exactly (to rounding) at every sample where the
 denominator, the *window sum-square* (:meth:`StftPlan.window_sumsquare`), is
-nonzero.  Where it is zero the output is 0.  Two consequences for
-``center=False``:
+nonzero.  Where it is numerically zero -- below ``eps`` (of the working dtype)
+times its steady-state maximum, e.g. Blackman's ``w[0] ~ 1e-17`` -- the output
+is 0 rather than amplified rounding noise (librosa divides wherever the sum
+exceeds the smallest normal number; the two agree elsewhere).  The rounding
+error at sample ``t`` is about ``eps * max|x| * ||v||_2 * sum_m |v| / sum_m v**2``,
+so it grows where few frames with small weights cover ``t``.  Two consequences
+for ``center=False``:
 
 * samples after the last frame are not covered and come back as 0;
 * samples covered only by zero or tiny window values are lost or
@@ -63,8 +68,11 @@ Streaming
 :class:`StftStream` accepts the signal in blocks of any size and returns the
 frames completed by each block (keeping the overlap as state); ``finish()``
 pads the end (``center=True``) and returns the last frames.  The concatenated
-output equals the one-shot transform.  :class:`IstftStream` is the matching
-block-wise overlap-add.
+output equals the one-shot transform: the windowed frames are identical, and
+so are the spectra bit for bit when each frame is transformed alone
+(``chunk_frames=1``); with batches, FFT libraries may round a row differently
+depending on the batch it falls in (differences of a few ulps).
+:class:`IstftStream` is the matching block-wise overlap-add.
 
 Performance
 -----------
@@ -90,7 +98,7 @@ from scipy import sparse
 
 from ..engine import get_backend
 from ..errors import InputError, ParameterError
-from .windows import WindowSpec, nola_min, overlap_sum, parse_window_spec
+from .windows import WindowSpec, nola_min, parse_window_spec
 
 PadMode = Literal["constant", "reflect"]
 PAD_MODES: tuple[str, ...] = get_args(PadMode)
@@ -364,8 +372,9 @@ class StftPlan:
             p = np.pad(x, widths, mode=self.pad_mode)
         else:
             p = x
-        if p.shape[-1] < self.n_fft:  # type: ignore[operator]
-            p = np.concatenate([p, np.zeros(p.shape[:-1] + (self.n_fft - p.shape[-1],), p.dtype)], axis=-1)  # type: ignore[operator]
+        short = self.n_fft - p.shape[-1]  # type: ignore[operator]
+        if short > 0:
+            p = np.concatenate([p, np.zeros(p.shape[:-1] + (short,), p.dtype)], axis=-1)
         view = np.lib.stride_tricks.sliding_window_view(p, self.n_fft, axis=-1)[..., :: self.hop_length, :][..., :m, :]
         return (view * self._vwin).astype(dt)
 
@@ -511,27 +520,27 @@ class _Reducer:
         self.amin = float(amin)
         # dB of a power quantity is 10*log10, of a magnitude 20*log10.
         self.log_factor = (10.0 if output == "power" else 20.0) if log == "db" else 1.0
-        self._tmp: list[np.ndarray | None] = [None, None]
+        self._tmp: np.ndarray | None = None
 
-    def _scratch(self, shape: tuple[int, ...], i: int = 0) -> np.ndarray:
+    def _scratch(self, shape: tuple[int, ...]) -> np.ndarray:
         size = math.prod(shape)
-        t = self._tmp[i]
-        if t is None or t.size < size:
-            t = self._tmp[i] = np.empty(size, self.rdt)
-        return t[:size].reshape(shape)
+        if self._tmp is None or self._tmp.size < size:
+            self._tmp = np.empty(size, self.rdt)
+        return self._tmp[:size].reshape(shape)
 
     def __call__(self, spec: np.ndarray, out: np.ndarray) -> None:
         if self.output == "complex":
             out[...] = spec
             return
         nf = spec.shape[-1]
-        v = spec.view(self.rdt) if spec.dtype == self.cdt else spec.astype(self.cdt).view(self.rdt)
-        re, im = v[..., 0::2], v[..., 1::2]
+        if spec.dtype != self.cdt or not spec.flags.c_contiguous:
+            spec = np.ascontiguousarray(spec, dtype=self.cdt)
+        # |X|^2 = re^2 + im^2 in two passes: square the interleaved (re, im)
+        # pairs in place (the spectra are ours to consume), then add the pairs
+        v = spec.view(self.rdt)
+        np.square(v, out=v)
         dest = out if self.fbT is None else self._scratch(spec.shape[:-1] + (nf,))
-        np.multiply(re, re, out=dest)
-        tmp = self._scratch(dest.shape, 1)
-        np.multiply(im, im, out=tmp)
-        np.add(dest, tmp, out=dest)
+        np.add(v[..., 0::2], v[..., 1::2], out=dest)
         if self.output == "magnitude":
             np.sqrt(dest, out=dest)
         if self.fbT is not None:
@@ -721,14 +730,14 @@ class StftStream:
         if n == 0:
             return
         if not self._left_done:
-            self._pre.append(block.copy())
             total = self._n_seen + n
             if plan.pad_mode == "reflect" and total < plan.pad + 1:
+                self._pre.append(block.copy())  # fewer than pad + 1 samples in all
                 self._n_seen = total
                 return
             # The left pad is now known: reflect needs x[1 : pad+1].
-            earlier = self._pre[:-1]
-            head = np.concatenate(earlier + [block[:, : plan.pad + 1]], axis=-1) if earlier else block[:, : plan.pad + 1]
+            earlier = self._pre
+            head = np.concatenate(earlier + [block[:, : plan.pad + 1]], axis=-1)
             c = block.shape[0]
             if plan.pad_mode == "reflect":
                 left = head[:, plan.pad : 0 : -1]
@@ -828,7 +837,13 @@ def _run(
     x = np.asarray(x)
     n = _check_signal(x)
     s = StftStream(
-        plan, output=output, filterbank=filterbank, log=log, amin=amin, backend=backend, chunk_frames=chunk_frames  # type: ignore[arg-type]
+        plan,
+        output=output,  # type: ignore[arg-type]
+        filterbank=filterbank,
+        log=log,  # type: ignore[arg-type]
+        amin=amin,
+        backend=backend,
+        chunk_frames=chunk_frames,
     )
     x2 = s._accept(x)
     m = plan.n_frames(n)
@@ -934,14 +949,26 @@ class _Ola:
                 acc[:, b0 + a + j : b0 + b + j] += v[:, :, j]
 
     def normalise(self, acc: np.ndarray, b0: int, m_total: int | None) -> None:
-        """Divide blocks ``b0 ..`` of ``acc`` (already final) by the window sum-square."""
+        """Divide blocks ``b0 ..`` of ``acc`` (already final) by the window sum-square.
+
+        Interior blocks (all ``r`` overlapping frames present) share one row of
+        the sum; only the first ``r - 1`` and the last ``r - 1`` blocks differ.
+        """
         nb = acc.shape[1]
-        wss = _wss_blocks(self.tables, b0, b0 + nb, m_total)
+        t = self.tables
+        i0 = min(nb, max(0, t.r - 1 - b0))  # blocks before: fewer frames to their left
+        i1 = nb if m_total is None else max(i0, min(nb, m_total - b0))  # from here: fewer to the right
+        if i1 > i0:
+            self._divide(acc[:, i0:i1], t.prefix[t.r - 1])
+        for lo, hi in ((0, i0), (i1, nb)):
+            if hi > lo:
+                self._divide(acc[:, lo:hi], _wss_blocks(t, b0 + lo, b0 + hi, m_total))
+
+    def _divide(self, a: np.ndarray, wss: np.ndarray) -> None:
         nz = wss > self.floor
-        wss_r = np.where(nz, wss, 1.0).astype(self.rdt)
-        np.divide(acc, wss_r, out=acc)
+        np.divide(a, np.where(nz, wss, 1.0).astype(self.rdt), out=a)
         if not np.all(nz):
-            acc[:, ~nz] = 0
+            a[..., ~nz] = 0
 
 
 def _istft(plan: StftPlan, X: np.ndarray, *, length: int | None, backend: Any) -> np.ndarray:
@@ -1037,7 +1064,8 @@ class IstftStream:
         ola, hop = self._ola, self.plan.hop_length
         if k == 0:
             return self._emit(self._ready[:, :0])  # type: ignore[index]
-        acc = np.concatenate([self._pending, np.zeros((X2.shape[0], k, hop), self._rdt)], axis=1)  # type: ignore[list-item]
+        fresh = np.zeros((X2.shape[0], k, hop), self._rdt)
+        acc = np.concatenate([self._pending, fresh], axis=1)  # type: ignore[list-item]
         ola.add(X2, acc, 0)  # type: ignore[union-attr]
         final = acc[:, :k]
         ola.normalise(final, self._m, None)  # type: ignore[union-attr]

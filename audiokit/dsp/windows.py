@@ -154,14 +154,18 @@ def parse_window_spec(text: str) -> WindowSpec:
     """
     m = _SPEC_RE.match(text) if isinstance(text, str) else None
     if m is None:
-        raise ParameterError(f"invalid window spec {text!r}; expected NAME or kaiser:BETA, NAME one of {', '.join(WINDOWS)}")
+        raise ParameterError(
+            f"invalid window spec {text!r}; expected NAME or kaiser:BETA, NAME one of {', '.join(WINDOWS)}"
+        )
     name, beta_text = m.group(1), m.group(2)
     beta: float | None = None
     if beta_text is not None:
         try:
             beta = float(beta_text)
         except ValueError:
-            raise ParameterError(f"invalid kaiser beta {beta_text!r} in window spec {text!r}; expected a number >= 0") from None
+            raise ParameterError(
+                f"invalid kaiser beta {beta_text!r} in window spec {text!r}; expected a number >= 0"
+            ) from None
     return WindowSpec(name, beta)
 
 

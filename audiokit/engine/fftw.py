@@ -8,7 +8,8 @@ A batch ``a`` of shape ``(..., m)`` is viewed as ``B`` rows.  For each
 * two SIMD-aligned scratch buffers holding ``R`` rows (input and output),
   where ``R`` is the largest power of two with ``R * row_bytes <=
   block_bytes`` (at least 1).  Blocks of about 256 KiB stay in the L2 cache,
-  which measured 1.2-2x faster than one FFTW call over a whole 8 MB batch;
+  which measured 1.2-2.3x faster than one FFTW call over a whole batch of
+  4000 frames (8-64 MB);
 * FFTW plans over the first ``r`` rows of those buffers, built on first use
   (``FFTW_MEASURE`` by default) and reused.  Planning only ever touches the
   scratch buffers, never caller data.
@@ -24,6 +25,12 @@ Kernels live in a least-recently-used cache bounded by count and bytes.
 Results are always new arrays owned by the caller; the input is never
 modified.  One lock per backend serialises calls, so sharing a backend
 between threads is safe (but not concurrent).
+
+Measured and rejected (benchmarks/bench_fft.py, 4000 frames): running FFTW
+directly on caller arrays with ``update_arrays`` (they are rarely SIMD
+aligned, and the per-block call cost more than the copy); an ``out=``
+argument reusing the result array (no gain below glibc's 32 MB mmap
+threshold, 16% only for 2048-point float64 batches of 64 MB).
 """
 
 from __future__ import annotations
@@ -109,8 +116,10 @@ class FftwBackend(FftBackend):
     ----------
     threads : int >= 1, default 1
         FFTW threads per plan.  One thread is the default: on the shared
-        2-core machine of the benchmarks, 2 threads ran at 0.5x-1.9x the speed
-        of 1 depending on the load (see ``benchmarks/bench_fft.py``).
+        2-core machine of the benchmarks, 2 threads ran at 1.2-1.5x the speed
+        of 1 thread for 400/512-point frames when the machine was nearly
+        idle, but at 0.3-0.6x for 2048 points and down to 0.02x when other
+        processes kept the cores busy (every block is an OpenMP fork/join).
     planner_effort : {"FFTW_MEASURE", "FFTW_ESTIMATE", "FFTW_PATIENT", "FFTW_EXHAUSTIVE"}
         FFTW planner rigour for lengths ``n <= measure_max_n``.
     measure_max_n : int, default 16384

@@ -75,6 +75,28 @@ class NpyFrameWriter:
             raise OutputError(describe_os_error(exc), self.path) from exc
         self.written += chunk.shape[-1]
 
+    def rewrite(self, transform, *, chunk_frames: int = 4096) -> None:
+        """Apply ``transform`` in place to every frame written so far, chunk by chunk.
+
+        ``transform(chunk)`` receives a ``(frames, *reversed(shape[:-1]))``
+        array (the on-disk frame-major layout) and returns one of the same
+        shape; memory stays at one chunk.  Used for global references such as
+        dB relative to the maximum, known only after the last frame.
+        """
+        self._fh.flush()
+        frame_shape = self.shape[-2::-1]
+        frame_bytes = int(np.prod(frame_shape, dtype=np.int64)) * self.dtype.itemsize
+        with open(self._tmp, "r+b") as fh:
+            np.lib.format.read_magic(fh)
+            np.lib.format.read_array_header_2_0(fh)
+            start = fh.tell()
+            for first in range(0, self.written, chunk_frames):
+                count = min(chunk_frames, self.written - first)
+                fh.seek(start + first * frame_bytes)
+                chunk = np.frombuffer(fh.read(count * frame_bytes), dtype=self.dtype).reshape((count, *frame_shape))
+                fh.seek(start + first * frame_bytes)
+                fh.write(np.ascontiguousarray(transform(chunk), dtype=self.dtype).data)
+
     def __exit__(self, exc_type, exc, tb) -> bool:
         failure = None
         try:

@@ -270,8 +270,33 @@ def test_raw_bad_rate(cli, tmp_path):
     assert err.startswith("error: --rate: invalid frequency 'fast'") and err.count("\n") == 1
 
 
+def test_raw_zero_channels(cli, tmp_path):
+    (tmp_path / "x.raw").write_bytes(b"\0" * 10)
+    code, out, err = cli("info", tmp_path / "x.raw", "--format", "s16le", "--rate", "8000", "--channels", "0")
+    assert (code, out) == (2, "")
+    assert err.startswith("error: Invalid value for '--channels'") and err.count("\n") == 1
+
+
 def test_raw_unknown_format(cli, tmp_path):
     (tmp_path / "x.raw").write_bytes(b"\0" * 10)
     code, out, err = cli("info", tmp_path / "x.raw", "--format", "s12le", "--rate", "8000")
     assert (code, out) == (2, "")
     assert err == "error: --format: unknown raw PCM format 's12le' (allowed: s16le, s24le, s32le, u8, f32le, f64le)\n"
+
+
+def test_pcm32_clipping_is_judged_at_full_precision(cli, tmp_path):
+    codes = np.array([2**31 - 1, 2**31 - 20, -(2**31) + 20, 0])  # only the top code is at the clip level
+    path = tmp_path / "p32.wav"
+    audiokit.write(path, codes[None, :] / 2**31, 8000, subtype="PCM_32")
+    code, report, _ = info_json(cli, path)
+    assert code == 0 and report["bits"] == 32
+    assert report["levels"][0]["clipped"] == 1
+
+
+def test_double_just_below_full_scale_is_not_clipped(cli, tmp_path):
+    path = tmp_path / "d.wav"
+    sf.write(path, np.array([1 - 1e-9, -(1 - 1e-9), 0.5]), 8000, subtype="DOUBLE")
+    code, report, _ = info_json(cli, path)
+    assert code == 0 and report["bits"] == 64
+    assert report["levels"][0]["clipped"] == 0
+    assert report["levels"][0]["peak_dbfs"] == round(20 * math.log10(1 - 1e-9), 4)

@@ -1,0 +1,66 @@
+"""``audiokit spectrogram``: STFT magnitude/power/dB as PNG and .npy, streamed."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from . import console
+from .options import Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, open_input
+from .timefreq import (
+    Center, Cmap, Fft, Hop, Mix, Npy, Nfft, Output, PadMode, Ref, Scale, Size, Symmetric, TfRequest, TopDb, Win, Window,
+    run_timefreq,
+)
+
+
+def spectrogram_command(
+    file: Annotated[str, typer.Argument(help="Audio file, or - for stdin.")],
+    win: Win = "25ms",
+    hop: Hop = "10ms",
+    nfft: Nfft = None,
+    window: Window = "hann",
+    symmetric: Symmetric = False,
+    center: Center = False,
+    pad_mode: PadMode = "constant",
+    fmin: Annotated[Optional[str], typer.Option("--fmin", help="Lowest frequency kept (PNG and .npy rows), e.g. 0, 100Hz.")] = None,
+    fmax: Annotated[Optional[str], typer.Option("--fmax", help="Highest frequency kept, e.g. 4kHz (default sr/2).")] = None,
+    output: Output = None,
+    npy: Npy = None,
+    complex_out: Annotated[bool, typer.Option("--complex", help="Save the complex STFT (complex64) in --npy, for audiokit istft.")] = False,
+    scale: Scale = "db",
+    ref: Ref = "max",
+    top_db: TopDb = 80.0,
+    cmap: Cmap = "magma",
+    size: Size = "1200x600",
+    mix: Mix = False,
+    fft: Fft = None,
+    rate: RawRate = None,
+    fmt: RawFormatOpt = None,
+    channels: RawChannels = 1,
+    fix_nonfinite: FixNonFinite = False,
+    quiet: Quiet = False,
+    debug: Debug = False,
+) -> int:
+    """Spectrogram: |STFT| of frames [m*hop, m*hop + n_fft), as a PNG and/or .npy.
+
+    With neither -o nor --npy, writes <input>.spectrogram.png beside the input
+    and prints its path.  Long files are streamed: memory does not grow with
+    the length; the PNG is max-pooled to its width, the .npy keeps every frame.
+
+    Example:
+
+        audiokit spectrogram examples/data/speech.wav --win 25ms --hop 10ms
+
+        audiokit spectrogram rec.wav --nfft 2048 --hop 512 -o rec.png --npy rec.npy --scale power
+    """
+    console.configure(quiet=quiet)
+    request = TfRequest(
+        kind="spectrogram", path=file, win=win, hop=hop, nfft=nfft, window=window, symmetric=symmetric, center=center,
+        pad_mode=pad_mode, fft=fft, mix=mix, output=output, npy=npy, scale=scale, ref=ref, top_db=top_db, cmap=cmap,
+        size=size, fmin=fmin, fmax=fmax, complex_out=complex_out,
+    )
+    with open_input(file, rate, fmt, channels, fix_nonfinite) as source:
+        for path in run_timefreq(request, source):
+            print(path)
+    return 0

@@ -1,0 +1,277 @@
+"""Errors and usage: one line ``error: <path>: <reason>``, the right exit code, no traceback, nothing left."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+import audiokit
+from audiokit.io import reader as reader_module
+
+
+def pcm(codes) -> bytes:
+    return np.asarray(codes, dtype="<i2").tobytes()
+
+
+def float_wav(path, values):
+    sf.write(path, np.asarray(values, dtype=np.float64), 8000, subtype="FLOAT")
+
+
+def make_missing(tmp_path, craft_wav):
+    return tmp_path / "missing.wav"
+
+
+def make_directory(tmp_path, craft_wav):
+    (tmp_path / "folder.wav").mkdir()
+    return tmp_path / "folder.wav"
+
+
+def make_empty(tmp_path, craft_wav):
+    (tmp_path / "empty.wav").write_bytes(b"")
+    return tmp_path / "empty.wav"
+
+
+def make_text(tmp_path, craft_wav):
+    (tmp_path / "notes.wav").write_text("Shopping list:\n- eggs\n- milk\n" * 10)
+    return tmp_path / "notes.wav"
+
+
+def make_zero_channels(tmp_path, craft_wav):
+    return craft_wav("zero_ch.wav", pcm(range(100)), channels=0)
+
+
+def make_many_channels(tmp_path, craft_wav):
+    return craft_wav("many_ch.wav", pcm(range(10_000)), channels=5000)
+
+
+def make_rate_zero(tmp_path, craft_wav):
+    return craft_wav("sr0.wav", pcm(range(100)), sr=0)
+
+
+def make_rate_5(tmp_path, craft_wav):
+    return craft_wav("sr5.wav", pcm(range(100)), sr=5)
+
+
+def make_nan(tmp_path, craft_wav):
+    values = np.zeros(100)
+    values[10] = np.nan
+    float_wav(tmp_path / "nan.wav", values)
+    return tmp_path / "nan.wav"
+
+
+def make_inf(tmp_path, craft_wav):
+    values = np.zeros(100)
+    values[[20, 30]] = [np.inf, -np.inf]
+    float_wav(tmp_path / "inf.wav", values)
+    return tmp_path / "inf.wav"
+
+
+def make_zero_length(tmp_path, craft_wav):
+    return craft_wav("nodata.wav", b"")
+
+
+BAD_INPUTS = {
+    "missing": (make_missing, "no such file"),
+    "directory": (make_directory, "is a directory, not an audio file"),
+    "empty": (make_empty, "empty file (0 bytes)"),
+    "text": (make_text, "not a recognised audio file (WAV, FLAC, OGG)"),
+    "zero-channels": (make_zero_channels, "header says 0 channels"),
+    "5000-channels": (make_many_channels, "header says 5000 channels (more than 256); file is corrupt"),
+    "rate-0": (make_rate_zero, "header says sample rate 0 Hz"),
+    "rate-5": (make_rate_5, "sample rate 5 Hz is outside the accepted range 100..3072000 Hz"),
+    "nan": (make_nan, "contains NaN or Inf samples (1 in this block, first at frame 10, 0.00125 s); use --fix-nonfinite to replace them with 0"),
+    "inf": (make_inf, "contains NaN or Inf samples (2 in this block, first at frame 20, 0.0025 s); use --fix-nonfinite to replace them with 0"),
+    "zero-length": (make_zero_length, "no audio samples (0 frames)"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+@pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["table", "json"])
+def test_bad_input(cli, tmp_path, craft_wav, listing, case, json_flag):
+    make, reason = BAD_INPUTS[case]
+    path = make(tmp_path, craft_wav)
+    before = listing()
+    code, out, err = cli("info", *json_flag, path)
+    assert code == 3
+    assert out == ""
+    assert err == f"error: {path}: {reason}\n"
+    assert "Traceback" not in err
+    assert listing() == before
+
+
+def test_permission_denied(cli, tmp_path, listing, monkeypatch):
+    path = tmp_path / "locked.wav"
+    audiokit.write(path, np.zeros((1, 10)), 8000)
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(args[0]))
+
+    monkeypatch.setattr(reader_module, "open", refuse, raising=False)  # root can read anything: simulate
+    code, out, err = cli("info", path)
+    assert (code, out) == (3, "")
+    assert err == f"error: {path}: permission denied\n"
+    assert listing() == ["locked.wav"]
+
+
+def test_fix_nonfinite_accepts_the_nan_file(cli, tmp_path, craft_wav):
+    path = make_nan(tmp_path, craft_wav)
+    code, out, err = cli("info", "--json", "--fix-nonfinite", path)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["levels"][0]["peak_dbfs"] is None  # all zeros once the NaN is replaced
+
+
+@pytest.mark.parametrize("case", ["missing", "nan"])
+def test_bad_input_subprocess(run, tmp_path, craft_wav, listing, case):
+    make, reason = BAD_INPUTS[case]
+    path = make(tmp_path, craft_wav)
+    before = listing()
+    code, out, err = run("info", path.name)
+    assert (code, out) == (3, b"")
+    assert err == f"error: {path.name}: {reason}\n"
+    assert listing() == before
+
+
+def test_stdin_garbage_without_raw_flags(run):
+    code, out, err = run("info", "-", stdin=b"\x13\x37 definitely not audio " * 50)
+    assert (code, out) == (3, b"")
+    assert err == "error: -: standard input is not WAV, FLAC or OGG; for raw PCM give --rate, --format and --channels\n"
+
+
+def test_stdin_empty(cli, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    assert cli("info", "-") == (3, "", "error: -: standard input is empty\n")
+
+
+def test_one_bad_file_among_several(cli, tmp_path):
+    good = tmp_path / "good.wav"
+    audiokit.write(good, np.full((1, 100), 0.5), 8000, subtype="PCM_16")
+    missing = tmp_path / "missing.wav"
+    code, out, err = cli("info", "--json", good, missing, good)
+    assert code == 3
+    assert err == f"error: {missing}: no such file\n"
+    reports = json.loads(out)
+    assert [r["path"] for r in reports] == [str(good), str(good)]
+
+
+def test_one_bad_file_among_several_table(cli, tmp_path, craft_wav):
+    good = tmp_path / "good.wav"
+    audiokit.write(good, np.full((1, 100), 0.5), 8000, subtype="PCM_16")
+    bad = craft_wav("sr0.wav", pcm(range(10)), sr=0)
+    code, out, err = cli("info", bad, good)
+    assert code == 3
+    assert err == f"error: {bad}: header says sample rate 0 Hz\n"
+    assert f"{good}: WAV PCM_16" in out and "sr0.wav" not in out
+
+
+def test_debug_shows_the_traceback(cli, tmp_path):
+    missing = tmp_path / "missing.wav"
+    code, out, err = cli("info", "--debug", missing)
+    assert (code, out) == (3, "")
+    assert "Traceback (most recent call last)" in err
+    assert "audiokit.errors.InputError" in err
+    assert err.endswith(f"error: {missing}: no such file\n")
+
+
+def test_internal_error_is_reported_in_one_line(cli, tmp_path, monkeypatch):
+    path = tmp_path / "ok.wav"
+    audiokit.write(path, np.zeros((1, 10)), 8000)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("something unexpected")
+
+    monkeypatch.setattr("audiokit.cli.info.file_info", broken)
+    code, out, err = cli("info", path)
+    assert (code, out) == (1, "")
+    assert err == "error: internal error: RuntimeError: something unexpected (rerun with --debug for the traceback)\n"
+
+
+def test_ctrl_c_exits_130(cli, tmp_path, monkeypatch):
+    path = tmp_path / "ok.wav"
+    audiokit.write(path, np.zeros((1, 10)), 8000)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("audiokit.cli.info.file_info", interrupted)
+    code, out, err = cli("info", path)
+    assert (code, out, err) == (130, "", "error: interrupted\n")
+
+
+def test_ctrl_c_with_debug_shows_the_traceback(cli, tmp_path, monkeypatch):
+    path = tmp_path / "ok.wav"
+    audiokit.write(path, np.zeros((1, 10)), 8000)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("audiokit.cli.info.file_info", interrupted)
+    code, out, err = cli("info", "--debug", path)
+    assert code == 130
+    assert "Traceback (most recent call last)" in err and "KeyboardInterrupt" in err
+    assert err.endswith("error: interrupted\n")
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["unbuffered", "buffered"])
+def test_broken_pipe_is_silent(tmp_path, unbuffered):
+    path = tmp_path / "ok.wav"
+    audiokit.write(path, np.zeros((1, 10)), 8000)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered  # print() itself then meets the closed pipe, inside the command
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "audiokit", "info", "--json", str(path)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )
+    proc.stdout.close()  # the reader goes away before anything is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert err == ""
+
+
+# --- usage ------------------------------------------------------------------------------
+
+
+def test_version(cli):
+    code, out, err = cli("--version")
+    assert (code, err) == (0, "")
+    assert out == f"audiokit {audiokit.__version__}\n"
+
+
+@pytest.mark.parametrize("command", ["info", "generate"])
+def test_help_of_each_command(cli, command):
+    code, out, err = cli(command, "--help")
+    assert (code, err) == (0, "")
+    assert "Example" in out and f"audiokit {command}" in out
+
+
+def test_unknown_option(cli, tmp_path):
+    code, out, err = cli("info", "--bogus", tmp_path / "x.wav")
+    assert (code, out) == (2, "")
+    assert err == "error: No such option: --bogus (see 'audiokit info --help')\n"
+
+
+def test_unknown_option_subprocess(run):
+    code, out, err = run("info", "--bogus", "x.wav")
+    assert (code, out) == (2, b"")
+    assert err == "error: No such option: --bogus (see 'audiokit info --help')\n"
+
+
+def test_unknown_command(cli):
+    code, out, err = cli("frobnicate")
+    assert (code, out) == (2, "")
+    assert err.startswith("error: No such command 'frobnicate'") and err.count("\n") == 1
+
+
+def test_missing_argument(cli):
+    code, out, err = cli("info")
+    assert (code, out) == (2, "")
+    assert err == "error: Missing argument 'FILES...'. (see 'audiokit info --help')\n" or (
+        err.startswith("error: Missing argument") and err.count("\n") == 1
+    )
