@@ -325,6 +325,14 @@ def test_dc_and_nyquist_peaks(n, window):
     assert p.amplitude == pytest.approx(0.5 * math.sin(1.0), rel=1e-9)
 
 
+@pytest.mark.parametrize("interpolation", ["kernel", "quadratic-log", "none"])
+def test_dc_and_nyquist_amplitudes_in_every_mode(interpolation):
+    x = generate("dc:0.3 + sine:1000:0.2 + sine:4000:0.5:1", n_samples=8000, sr=8000)[0]
+    peaks = find_peaks(spectrum(x, sr=8000), interpolation=interpolation)
+    got = sorted((p.freq_hz, p.amplitude) for p in peaks)
+    assert got == pytest.approx([(0.0, 0.3), (1000.0, 0.2), (4000.0, 0.5 * math.sin(1.0))], rel=1e-9, abs=1e-9)
+
+
 def test_close_tones_are_measured_separately():
     sr = 1000.0
     x = tone(100.2, n=1000, sr=sr, amp=1.0) + tone(104.7, n=1000, sr=sr, amp=0.3, phase=1.0)

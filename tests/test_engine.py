@@ -21,8 +21,10 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -461,8 +463,11 @@ def test_wisdom_is_saved_and_reloaded(fresh_wisdom):
     assert wisdom_mod.wisdom_path() == path
     assert not _plannable_from_wisdom_only(48)
     FftwBackend().rfft(np.ones(48))  # 1-D -> one row: a measured (1, 48) plan
+    assert not path.exists()  # saving waits for the interpreter exit ...
+    wisdom_mod._save_pending(pyfftw)  # ... this is the exit hook
     data = json.loads(path.read_text())
     assert data["format"] == "audiokit-fftw-wisdom" and "fftw_wisdom" in data["double"]
+    assert not wisdom_mod.save_wisdom(pyfftw)  # unchanged since: no rewrite
     # a "later run": FFTW forgets everything, the file brings the plan back
     pyfftw.forget_wisdom()
     wisdom_mod._reset_for_tests()
@@ -471,11 +476,40 @@ def test_wisdom_is_saved_and_reloaded(fresh_wisdom):
     assert _plannable_from_wisdom_only(48)
 
 
+def test_wisdom_written_at_exit_of_a_real_process(tmp_path):
+    import subprocess
+
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), AUDIOKIT_FFTW_WISDOM="1")
+    code = "import numpy as np; from audiokit.engine import get_backend; " \
+           "get_backend('fftw').rfft(np.ones((3, 52)))"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120,
+                   cwd=Path(engine.__file__).parents[2])
+    data = json.loads((tmp_path / "audiokit" / "fftw-wisdom.json").read_text())
+    assert data["format"] == "audiokit-fftw-wisdom"
+
+
+def test_oversized_wisdom_file_is_ignored_then_replaced(fresh_wisdom, monkeypatch):
+    FftwBackend().rfft(np.ones(44))
+    assert wisdom_mod.save_wisdom(pyfftw)
+    small = fresh_wisdom.stat().st_size
+    data = json.loads(fresh_wisdom.read_text())
+    data["padding"] = "x" * (wisdom_mod.MAX_FILE_BYTES + 1)
+    fresh_wisdom.write_text(json.dumps(data))
+    pyfftw.forget_wisdom()
+    wisdom_mod._reset_for_tests()
+    wisdom_mod.load_wisdom(pyfftw)
+    assert not _plannable_from_wisdom_only(44)  # too big: not read
+    FftwBackend().rfft(np.ones(44))
+    assert wisdom_mod.save_wisdom(pyfftw)
+    assert fresh_wisdom.stat().st_size <= 2 * small  # replaced, not merged
+
+
 def test_wisdom_disabled_by_env(fresh_wisdom, monkeypatch):
     monkeypatch.setenv("AUDIOKIT_FFTW_WISDOM", "off")
-    FftwBackend().rfft(np.ones(40))
-    assert not fresh_wisdom.exists()
+    FftwBackend(wisdom=True).rfft(np.ones(40))
+    wisdom_mod._save_pending(pyfftw)
     assert not wisdom_mod.save_wisdom(pyfftw)
+    assert not fresh_wisdom.exists()
 
 
 def test_wisdom_failures_are_silent(fresh_wisdom, monkeypatch, tmp_path, rng):
@@ -483,6 +517,7 @@ def test_wisdom_failures_are_silent(fresh_wisdom, monkeypatch, tmp_path, rng):
     fresh_wisdom.write_text("{not json")  # corrupt file: ignored, then replaced
     x = rng.standard_normal(36)
     assert np.all(rel_err(FftwBackend().rfft(x), np.fft.rfft(x)) <= rtol(np.float64, 36))
+    assert wisdom_mod.save_wisdom(pyfftw)
     assert json.loads(fresh_wisdom.read_text())["format"] == "audiokit-fftw-wisdom"
     # unwritable cache: XDG_CACHE_HOME below a regular file
     blocker = tmp_path / "blocker"
@@ -491,6 +526,7 @@ def test_wisdom_failures_are_silent(fresh_wisdom, monkeypatch, tmp_path, rng):
     pyfftw.forget_wisdom()
     assert np.all(rel_err(FftwBackend().rfft(x[:30]), np.fft.rfft(x[:30])) <= rtol(np.float64, 30))
     assert not wisdom_mod.save_wisdom(pyfftw)
+    wisdom_mod._save_pending(pyfftw)  # the exit hook does not raise either
 
 
 def test_wisdom_path_ignores_relative_xdg(monkeypatch, tmp_path):

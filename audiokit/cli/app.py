@@ -34,6 +34,7 @@ from ..errors import AudiokitError
 from . import console
 from .generate import generate_command
 from .info import info_command
+from .istft import istft_command
 from .mel import mel_command
 from .spectrogram import spectrogram_command
 from .quantize import quantize_command
@@ -68,6 +69,7 @@ app.command("info")(info_command)
 app.command("generate")(generate_command)
 app.command("spectrogram")(spectrogram_command)
 app.command("mel")(mel_command)
+app.command("istft")(istft_command)
 app.command("resample")(resample_command)
 app.command("quantize")(quantize_command)
 

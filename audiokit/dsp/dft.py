@@ -588,7 +588,12 @@ def _fit_kernel(
 
 
 def _fit_simple(y3: np.ndarray, k0: int, kernel: _Kernel, interpolation: str) -> _Tone:
-    """``quadratic-log`` (parabola through log |X| at k0-1, k0, k0+1) or ``none`` (the bin itself)."""
+    """``quadratic-log`` (parabola through log |X| at k0-1, k0, k0+1) or ``none`` (the bin itself).
+
+    The frequency comes from the interpolation alone; ``a`` is then the
+    least-squares value at that frequency (scalloping loss, window phase and
+    mirror term accounted for).
+    """
     delta = 0.0
     if interpolation == "quadratic-log":
         tiny = np.finfo(np.float64).tiny
@@ -596,11 +601,8 @@ def _fit_simple(y3: np.ndarray, k0: int, kernel: _Kernel, interpolation: str) ->
         den = lm - 2.0 * l0 + lp
         if den < 0:
             delta = float(np.clip(0.5 * (lm - lp) / den, -0.5, 0.5))
-    else:
-        # Plain bin reading: amplitude c_k·|X|/sum(w), phase arg X.
-        return _Tone(float(k0), complex(y3[1]) / complex(kernel(np.array(0.0))))
-    # Scalloping-loss and window-phase correction at the interpolated offset.
-    a = complex(y3[1]) / complex(kernel(np.array(-delta)))
+    bins = k0 + np.arange(-1, 2)
+    _, a = _lsq(y3, bins, k0 + delta, kernel)
     return _Tone(k0 + delta, a)
 
 

@@ -136,8 +136,9 @@ class FftwBackend(FftBackend):
         Bound on the scratch memory of cached kernels; a kernel bigger than
         this (a huge ``n``) is dropped right after its call.
     wisdom : bool or None, default None
-        Load/save the wisdom file (:mod:`audiokit.engine.wisdom`).  None
-        follows the environment variable ``AUDIOKIT_FFTW_WISDOM``.
+        Load the wisdom file before the first plan and save it at exit after
+        new plans (:mod:`audiokit.engine.wisdom`).  None and True use it
+        unless ``AUDIOKIT_FFTW_WISDOM=0`` disables it; False never does.
 
     Raises
     ------
@@ -266,7 +267,7 @@ class FftwBackend(FftBackend):
             finally:
                 self._trim_cache()
                 if planned and self._use_wisdom():
-                    _wisdom.save_wisdom(self._pyfftw)
+                    _wisdom.note_new_plans(self._pyfftw)  # saved at interpreter exit
         return out.reshape(lead + (n_out,))
 
     def _rfft(self, a: np.ndarray, n: int, prec: np.dtype) -> np.ndarray:

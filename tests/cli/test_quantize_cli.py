@@ -290,3 +290,10 @@ def test_help_lists_every_option(cli):
     for option in ("--bits", "--output", "--dither", "--noise-shape", "--seed", "--subtype", "--json", "--rate",
                    "--format", "--channels", "--fix-nonfinite", "--quiet", "--debug"):
         assert option in stdout
+
+
+def test_wav_bytes_to_a_terminal_are_refused(cli, busy, monkeypatch):
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    code, stdout, err = cli("quantize", busy, "--bits", "8", "-o", "-")
+    assert (code, stdout) == (2, "")
+    assert err == "error: refusing to write WAV bytes to a terminal: give -o PATH or pipe the output\n"

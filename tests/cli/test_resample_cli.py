@@ -261,6 +261,14 @@ def test_normalize_scales_the_overshoot_down_to_full_scale(cli, square, tmp_path
     np.testing.assert_allclose(got.T, y * top / peak, atol=step)
 
 
+def test_normalize_with_no_filter_scales_a_hot_float_input(cli, tmp_path):
+    src = write(tmp_path / "hot.wav", np.array([[0.5, 2.0, -1.0, 0.25] * 30]), 48000)
+    out = tmp_path / "out.wav"
+    code, _, err = cli("resample", src, "--to", "16k", "--no-filter", "--normalize", "-o", out)
+    assert code == 0 and "resampled peak +6.02 dBFS; --normalize applies a gain of -6.02 dB" in err
+    assert sf.read(out)[0].tolist() == [0.25, 0.125, -0.5, 1.0] * 10  # every 3rd sample, halved
+
+
 def test_normalize_without_overshoot_changes_nothing(cli, tone_44k, tmp_path):
     plain, normalized = tmp_path / "a.wav", tmp_path / "b.wav"
     assert cli("resample", tone_44k, "--to", "16k", "-o", plain)[0] == 0
@@ -341,3 +349,10 @@ def test_help_lists_every_option(cli):
     for option in ("--to", "--output", "--quality", "--no-filter", "--normalize", "--subtype", "--rate", "--format",
                    "--channels", "--fix-nonfinite", "--quiet", "--debug"):
         assert option in stdout
+
+
+def test_wav_bytes_to_a_terminal_are_refused(cli, tone_44k, monkeypatch):
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    code, stdout, err = cli("resample", tone_44k, "--to", "16k", "-o", "-")
+    assert (code, stdout) == (2, "")
+    assert err == "error: refusing to write WAV bytes to a terminal: give -o PATH or pipe the output\n"
