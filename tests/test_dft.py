@@ -274,7 +274,7 @@ def test_quadratic_log_interpolation_meets_targets_with_hann():
         spec = spectrum(tone(f, n=n, sr=sr, amp=0.5, phase=0.3), sr=sr)
         p = find_peaks(spec, k=1, interpolation="quadratic-log")[0]
         assert abs(p.freq_hz - f) <= 0.02
-        assert abs(20 * math.log10(p.amplitude / 0.5)) <= 0.5
+        assert abs(20 * math.log10(p.amplitude / 0.5)) <= 0.01  # target was 0.5 dB
         plain = find_peaks(spec, k=1, interpolation="none")[0]
         k0 = round(f)
         assert plain.freq_hz == k0 and plain.amplitude == pytest.approx(spec.amplitude[k0], rel=4 * EPS)
@@ -330,7 +330,8 @@ def test_dc_and_nyquist_amplitudes_in_every_mode(interpolation):
     x = generate("dc:0.3 + sine:1000:0.2 + sine:4000:0.5:1", n_samples=8000, sr=8000)[0]
     peaks = find_peaks(spectrum(x, sr=8000), interpolation=interpolation)
     got = sorted((p.freq_hz, p.amplitude) for p in peaks)
-    assert got == pytest.approx([(0.0, 0.3), (1000.0, 0.2), (4000.0, 0.5 * math.sin(1.0))], rel=1e-9, abs=1e-9)
+    assert [f for f, _ in got] == pytest.approx([0.0, 1000.0, 4000.0], abs=1e-9)
+    assert [a for _, a in got] == pytest.approx([0.3, 0.2, 0.5 * math.sin(1.0)], rel=1e-9)
 
 
 def test_close_tones_are_measured_separately():

@@ -41,9 +41,9 @@ from ..dsp.quantize import (
     theoretical_sqnr_db,
 )
 from ..errors import ParameterError
-from ..io import SUBTYPE_BITS, WavWriter, check_output_path, derived_output, resolve_subtype
+from ..io import WavWriter, check_output_path, derived_output, resolve_subtype
 from . import console
-from .options import Debug, FixNonFinite, Json, Quiet, RawChannels, RawFormatOpt, RawRate, open_input
+from .options import Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, open_input
 
 BLOCK_FRAMES = 1 << 16
 #: Bits each output subtype holds exactly (FLOAT: the 24-bit float32 significand).
@@ -90,7 +90,7 @@ def quantize_command(
     noise_shape: Annotated[
         str, typer.Option("--noise-shape", help="Noise shaping: none, or first (first-order error feedback, 1 - z^-1).")
     ] = "none",
-    seed: Annotated[int, typer.Option("--seed", help="Dither seed: the same seed gives the same output.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Dither seed (>= 0): the same seed gives the same output.")] = 0,
     subtype: Annotated[
         Optional[str],
         typer.Option(
@@ -130,6 +130,8 @@ def quantize_command(
     console.configure(quiet=quiet)
     if not MIN_BITS <= bits <= MAX_BITS:
         raise ParameterError(f"--bits: {bits} is outside {MIN_BITS}..{MAX_BITS}")
+    if seed < 0:
+        raise ParameterError(f"--seed: {seed} is negative; give a whole number >= 0")
     if dither not in DITHERS:
         raise ParameterError(f"--dither: unknown dither {dither!r} (allowed: {', '.join(DITHERS)})")
     if noise_shape not in NOISE_SHAPES:

@@ -671,10 +671,10 @@ def find_peaks(
         (``k0 ± max(1, round(n_fft/N))``); exact for a single tone with any
         window.  ``"quadratic-log"``: parabola through the log magnitudes of
         three bins (Gaussian interpolation), then the amplitude and phase are
-        corrected with the window kernel at that offset.  Worst case over
-        offsets 0..0.5 bin: Hann 0.016 bin / 0.061 dB, Hamming 0.016 / 0.075,
-        Blackman-Harris 0.003 / 0.007, Kaiser 8.6 0.006 / 0.018, rectangular
-        0.17 / 1.5, flat-top 0.14 / 0.006.
+        fitted (least squares at that frequency, window kernel and mirror
+        included).  Worst case over offsets 0..0.5 bin: Hann 0.016 bin /
+        0.004 dB, Hamming 0.016 / 0.002, Blackman-Harris 0.003 / 0.002,
+        Kaiser 8.6 0.006 / 0.003, flat-top 0.14 / 0.08, rectangular 0.17 / 0.66.
         ``"none"``: the bin's own frequency, amplitude and phase (scalloping
         loss not corrected: up to 1.42 dB for Hann, 3.92 dB rectangular,
         0.01 dB flat-top).

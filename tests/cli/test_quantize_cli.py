@@ -259,6 +259,7 @@ def test_fix_nonfinite(cli, tmp_path):
         (["--bits", "8", "--noise-shape", "second"],
          "error: --noise-shape: unknown noise shaping 'second' (allowed: none, first)\n"),
         (["--bits", "8", "--subtype", "PCM_12"], "error: --subtype: unknown subtype 'PCM_12'"),
+        (["--bits", "8", "--seed", "-1"], "error: --seed: -1 is negative; give a whole number >= 0\n"),
     ],
 )
 def test_bad_options_exit_2(cli, busy, args, message):
