@@ -157,6 +157,7 @@ def spectrum_figure(
     peaks: Sequence[tuple[float, float, str]] = (),
     two_sided: bool = False,
     size: tuple[int, int] = (1200, 500),
+    floor: float | None = None,
 ):
     """Draw a magnitude spectrum against frequency.
 
@@ -172,6 +173,8 @@ def spectrum_figure(
         Annotated with a marker and the label.
     two_sided : bool
         When True the axis spans 0..sr and the mirror half is drawn.
+    floor : float, optional
+        Lower limit of the y axis (e.g. the top minus the dB range shown).
     """
     fig = _figure(size)
     ax = fig.add_subplot(1, 1, 1)
@@ -183,6 +186,8 @@ def spectrum_figure(
         ax.plot([freq], [value], marker="v", color="tab:orange", markersize=6)
         ax.annotate(label, (freq, value), textcoords="offset points", xytext=(4, 6), fontsize=8)
     ax.set_xlim(freqs[0], freqs[-1])
+    if floor is not None:
+        ax.set_ylim(bottom=floor)
     ax.set_xlabel("frequency (Hz)" + ("  [0 … fs: the half above Nyquist mirrors the half below]" if two_sided else ""))
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)

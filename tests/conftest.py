@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+# Tests must not read or grow the user's FFTW wisdom file (subprocesses inherit this).
+os.environ["AUDIOKIT_FFTW_WISDOM"] = "0"
 
 SEED = 20240611
 

@@ -37,6 +37,7 @@ from .info import info_command
 from .istft import istft_command
 from .mel import mel_command
 from .spectrogram import spectrogram_command
+from .spectrum import spectrum_command
 from .quantize import quantize_command
 from .resample import resample_command
 
@@ -67,6 +68,7 @@ def _root(
 
 app.command("info")(info_command)
 app.command("generate")(generate_command)
+app.command("spectrum")(spectrum_command)
 app.command("spectrogram")(spectrogram_command)
 app.command("mel")(mel_command)
 app.command("istft")(istft_command)

@@ -7,7 +7,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..dsp.generate import generate_blocks, parse_spec
 from ..errors import ParameterError
 from ..io import WavWriter, check_output_path, resolve_subtype
 from ..units import parse_rate
@@ -44,6 +43,8 @@ def generate_command(
 
         audiokit generate "chirp:200:3600" --rate 8k --dur 2s | audiokit info -
     """
+    from ..dsp.generate import generate_blocks, parse_spec
+
     console.configure(quiet=quiet)
     try:
         sr = parse_rate(rate)

@@ -40,9 +40,12 @@ def option_error(option: str, exc: ParameterError) -> ParameterError:
 def duration_option(option: str, text: str, sr: int, *, allow_zero: bool = False) -> int:
     """Parse a duration option into samples at ``sr`` (see audiokit.units for the rounding)."""
     try:
-        return parse_duration(text, allow_zero=allow_zero).to_samples(sr)
+        samples = parse_duration(text, allow_zero=allow_zero).to_samples(sr)
     except ParameterError as exc:
         raise option_error(option, exc) from None
+    if samples == 0 and not allow_zero:
+        raise ParameterError(f"{option}: {text!r} rounds to 0 samples at {sr} Hz")
+    return samples
 
 
 def frequency_option(option: str, text: str) -> float:

@@ -152,7 +152,7 @@ def resample_command(
 
     Example:
 
-        audiokit resample examples/data/speech.wav --to 16k
+        audiokit resample examples/data/speech.wav --to 8k
 
         audiokit generate "sine:9k" --rate 48k | audiokit resample - --to 16k --no-filter -o alias.wav
     """

@@ -498,7 +498,7 @@ def _validate(
 
 def _warn_clipping(peak: float) -> None:
     warnings.warn(
-        f"generated signal reaches {peak:.6g} (above full scale 1.0); integer PCM output will clip",
+        f"generated signal reaches {peak:.6g}, above full scale 1.0 (FLOAT output keeps it; PCM output clips)",
         stacklevel=3,
     )
 
