@@ -231,7 +231,7 @@ def test_nyquist_tone_warns():
 
 
 def test_clipping_warns():
-    with pytest.warns(UserWarning, match=r"reaches 1\.4 \(above full scale 1\.0\)"):
+    with pytest.warns(UserWarning, match=r"reaches 1\.4, above full scale 1\.0"):
         gen("sine:4k:0.7 + sine:4k:0.7", n=100, sr=16000)
 
 

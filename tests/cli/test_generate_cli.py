@@ -73,7 +73,7 @@ def test_missing_output_folder_is_reported_before_any_work(cli, tmp_path, listin
     def must_not_run(*args, **kwargs):
         raise AssertionError("generation started before the output path was checked")
 
-    monkeypatch.setattr("audiokit.cli.generate.generate_blocks", must_not_run)
+    monkeypatch.setattr("audiokit.dsp.generate.generate_blocks", must_not_run)
     target = tmp_path / "missing" / "x.wav"
     code, out, err = cli("generate", "sine:440", "--dur", "0.1s", "-o", target)
     assert (code, out) == (4, "")
