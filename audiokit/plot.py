@@ -185,7 +185,10 @@ def spectrum_figure(
     for freq, value, label in peaks:
         ax.plot([freq], [value], marker="v", color="tab:orange", markersize=6)
         ax.annotate(label, (freq, value), textcoords="offset points", xytext=(4, 6), fontsize=8)
-    ax.set_xlim(freqs[0], freqs[-1])
+    # Reach past sr/2 by 1 %: a line on the frame's edge is hidden by it, and an
+    # odd n_fft has no bin at sr/2, so freqs[-1] < nyquist would cut it off.
+    right = max(float(freqs[-1]), nyquist)
+    ax.set_xlim(freqs[0], right + 0.01 * (right - freqs[0]))
     if floor is not None:
         ax.set_ylim(bottom=floor)
     ax.set_xlabel("frequency (Hz)" + ("  [0 … fs: the half above Nyquist mirrors the half below]" if two_sided else ""))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import numpy as np
@@ -18,6 +19,9 @@ CHUNK_FRAMES = 2048
 
 def _load_complex(path: str):
     """Memory-map the complex STFT and read its sidecar; validate both."""
+    if path != "-" and not Path(path).is_file():
+        # before the sidecar: a mistyped SPEC.npy is "no such file", not "missing sidecar"
+        raise InputError("no such file", path)
     meta = read_sidecar(path)
     if meta.get("scale") != "complex":
         raise InputError(
@@ -59,7 +63,10 @@ def istft_command(
     Reads the sidecar (SPEC.json) for sr, window, hop, n_fft, centring and the
     original length.  Uncentred framing cannot bring back the samples no frame
     covers (after the last frame; sample 0 under a periodic Hann window):
-    they come out as 0 — use 'spectrogram --center' for a full-length round trip.
+    they come out as 0; and the first and last hop, seen by one frame through
+    small window values, come back with amplified rounding errors (up to full
+    scale next to the ends with a float32 STFT) — use 'spectrogram --center'
+    for a full-length round trip.
 
     Example:
 
@@ -70,7 +77,7 @@ def istft_command(
     console.configure(quiet=quiet)
     spec, meta = _load_complex(spec_path)
     target = output if output is not None else str(derived_output(spec_path, "istft", ".wav"))
-    check_output_path(target, [spec_path, meta.get("source", "-")])
+    check_output_path(target, [spec_path, str(Path(spec_path).with_suffix(".json")), meta.get("source", "-")])
     plan = plan_from_sidecar(meta)
     from ..dsp.stft import IstftStream
 

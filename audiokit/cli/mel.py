@@ -129,4 +129,8 @@ def _filterbank(request: TfRequest, sr: int) -> list[str]:
 
         meta["audiokit_version"] = __version__
         written += [request.npy, str(write_sidecar(request.npy, meta))]
+    if png == "-":  # stdout carries the PNG bytes: the other paths must not follow them there
+        for path in written:
+            console.info(f"wrote {path}")
+        return []
     return written

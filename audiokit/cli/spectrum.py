@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -73,6 +74,8 @@ def spectrum_command(
         raise ParameterError("--channel and --mix exclude each other")
     if json_out and output == "-":
         raise ParameterError("--json and -o - both write to stdout; choose one")
+    if not threshold >= 0:
+        raise ParameterError(f"--threshold: {threshold!r} must be a number of dB >= 0 (below the strongest peak)")
     for path in (output, npy):
         if path is not None:
             check_output_path(path, [file])
@@ -87,6 +90,12 @@ def spectrum_command(
         if first >= source.frames:
             raise ParameterError(f"--start {start} is at or beyond the end ({source.frames} samples)")
         count = duration_option("--dur", dur, sr) if dur is not None else source.frames - first
+        if count > source.frames - first:
+            warnings.warn(
+                f"{source.name}: --dur {dur} ({count} samples) runs past the end; "
+                f"using the {source.frames - first} samples that exist",
+                stacklevel=1,
+            )
         signal = source.read(start=first, frames=count)
     x = signal.samples
     labels = list(range(x.shape[0]))
@@ -126,7 +135,7 @@ def spectrum_command(
         _draw(output, spec, found, report, linear=linear, two_sided=two_sided, size=size)
     if json_out:
         print(json.dumps(report, indent=2))
-    else:
+    elif output != "-":  # with -o -, stdout holds the PNG bytes only
         _print_report(report, phase)
         for path in (output, npy):
             if path is not None and path != "-":
@@ -138,7 +147,7 @@ def _peak_json(peak, with_phase: bool) -> dict:
     item = {
         "freq_hz": round(peak.freq_hz, 6),
         "amplitude": float(f"{peak.amplitude:.9g}"),
-        "dbfs": round(peak.dbfs, 4),
+        "dbfs": round(peak.dbfs, 4) + 0.0,  # no "-0.0" for a full-scale tone
         "bin": round(peak.bin, 6),
     }
     if with_phase:
@@ -203,7 +212,7 @@ def _draw(path: str, spec, found, report: dict, *, linear: bool, two_sided: bool
     for channel_peaks in found:
         for peak in channel_peaks:
             value = peak.amplitude if linear else peak.dbfs
-            if two_sided:
+            if two_sided and 0 < peak.freq_hz < spec.nyquist:  # DC and Nyquist have no mirror to share with
                 value = value / 2 if linear else value - 20 * math.log10(2)
             marks.append((peak.freq_hz, value, f"{peak.freq_hz:.2f} Hz, {round(peak.dbfs, 1) + 0.0:.1f} dBFS"))
             if two_sided and 0 < peak.freq_hz < spec.nyquist:

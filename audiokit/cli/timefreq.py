@@ -236,8 +236,12 @@ def run_timefreq(req: TfRequest, source: AudioSource) -> list[str]:
         written.append(str(Path(npy_path).with_suffix(".json")))
     if png_path is not None:
         _draw(req, source, plan, poolers, power_kind if not want_complex else "power", ref, row_freqs, mel_meta, size, png_path)
-        if not is_stdio(png_path):
-            written.insert(0, png_path)
+        if is_stdio(png_path):
+            # stdout carries the PNG bytes: the other paths must not follow them there
+            for path in written:
+                console.info(f"wrote {path}")
+            return []
+        written.insert(0, png_path)
     return written
 
 

@@ -230,6 +230,13 @@ def test_png_to_stdout_is_only_png_bytes(run, voice):
     assert png_size(out) == (640, 320)
 
 
+def test_filterbank_png_to_stdout_keeps_stdout_clean(run, voice, tmp_path):
+    code, out, err = run("mel", voice, "--filterbank", "-o", "-", "--npy", "fb.npy", "--nfft", "512", "--win", "512")
+    assert code == 0
+    assert out.startswith(PNG_MAGIC) and out.endswith(PNG_END)  # the .npy paths went to stderr
+    assert "fb.npy" in err and np.load(tmp_path / "fb.npy").shape == (80, 257)
+
+
 # --------------------------------------------------------------------------- errors and odd inputs
 
 

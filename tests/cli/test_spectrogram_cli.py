@@ -50,12 +50,10 @@ def samples(path: Path) -> np.ndarray:
     return y.T
 
 
-def hann(length: int, *, periodic: bool = True) -> np.ndarray:
-    return get_window("hann", length, fftbins=periodic)
-
-
-def reference_stft(y, win, hop, n_fft=None, *, center=False, pad_mode="constant", periodic=True) -> np.ndarray:
-    """Naive STFT of a 1-D float64 signal: pad, cut frames, window (centred in n_fft), rfft.
+def reference_stft(
+    y, win, hop, n_fft=None, *, center=False, pad_mode="constant", periodic=True, window="hann"
+) -> np.ndarray:
+    """Naive STFT of a 1-D float64 signal: pad, cut frames, window (scipy get_window, centred in n_fft), rfft.
 
     Shape (n_fft//2 + 1, n_frames); an input shorter than one frame is zero-padded to one frame.
     """
@@ -64,11 +62,11 @@ def reference_stft(y, win, hop, n_fft=None, *, center=False, pad_mode="constant"
         y = np.pad(y, n_fft // 2, mode=pad_mode)
     if len(y) < n_fft:
         y = np.pad(y, (0, n_fft - len(y)))
-    window = np.zeros(n_fft)
+    padded = np.zeros(n_fft)
     offset = (n_fft - win) // 2
-    window[offset : offset + win] = hann(win, periodic=periodic)
+    padded[offset : offset + win] = get_window(window, win, fftbins=periodic)
     count = 1 + (len(y) - n_fft) // hop
-    frames = np.stack([y[m * hop : m * hop + n_fft] * window for m in range(count)])
+    frames = np.stack([y[m * hop : m * hop + n_fft] * padded for m in range(count)])
     return np.fft.rfft(frames, axis=1).T
 
 
@@ -127,6 +125,26 @@ def test_power_equals_framed_rfft_with_periodic_hann(cli, tone, tmp_path, flags,
     # the tolerance separates the periodic Hann from the symmetric one
     symmetric = np.abs(reference_stft(y, 400, 160, center=center, pad_mode=pad_mode, periodic=False)) ** 2
     assert rel_err(P, symmetric) > 100 * TOL
+
+
+@pytest.mark.parametrize(
+    "flags, window, periodic",
+    [
+        (["--window", "hamming"], "hamming", True),
+        (["--window", "blackman"], "blackman", True),
+        (["--window", "kaiser:5"], ("kaiser", 5.0), True),
+        (["--window", "rectangular"], "boxcar", True),
+        (["--symmetric"], "hann", False),
+    ],
+    ids=["hamming", "blackman", "kaiser5", "rectangular", "symmetric-hann"],
+)
+def test_other_windows_equal_scipy_get_window(cli, tone, tmp_path, flags, window, periodic):
+    P = power_npy(cli, tone, tmp_path / "p.npy", "--win", "400", "--hop", "160", *flags)
+    expected = np.abs(reference_stft(samples(tone)[0], 400, 160, window=window, periodic=periodic)) ** 2
+    assert rel_err(P, expected) <= TOL
+    meta = sidecar(tmp_path / "p.npy")
+    assert meta["periodic"] is periodic
+    assert meta["window"] == (flags[1] if periodic else "hann")
 
 
 def test_reflect_and_constant_padding_differ_only_in_the_edge_frames(cli, tone, tmp_path):
@@ -298,11 +316,17 @@ def test_stdin_without_output_is_a_usage_error(cli, tone, monkeypatch, listing):
     assert listing() == before
 
 
-def test_png_to_stdout_from_stdin_is_only_png_bytes(run, tone):
+def test_png_to_stdout_from_stdin_is_only_png_bytes(run, tone, tmp_path):
     code, out, err = run("spectrogram", "-", "-o", "-", "--size", "640x320", stdin=tone.read_bytes())
     assert (code, err) == (0, "")
     assert out.startswith(PNG_MAGIC) and out.endswith(PNG_END)  # nothing before or after the image
     assert png_size(out) == (640, 320)
+    # with --npy as well, the array's paths must not follow the PNG bytes on stdout
+    code, out, err = run("spectrogram", "-", "-o", "-", "--npy", "s.npy", stdin=tone.read_bytes())
+    assert code == 0
+    assert out.startswith(PNG_MAGIC) and out.endswith(PNG_END)
+    assert "s.npy" in err and "s.json" in err
+    assert np.load(tmp_path / "s.npy").shape == (201, 98)
 
 
 def test_png_size_option(cli, tone, tmp_path):
