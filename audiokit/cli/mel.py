@@ -12,7 +12,9 @@ from ..errors import ParameterError
 from ..io import check_output_path, derived_output, write_bytes_atomic
 from ..io.npy import write_sidecar
 from . import console
-from .options import Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, frequency_option, open_input
+from .options import (
+    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, choice_option, frequency_option, open_input,
+)
 from .timefreq import (
     Center, Cmap, Fft, Hop, Mix, Npy, Nfft, Output, PadMode, Ref, Scale, Size, Symmetric, TfRequest, TopDb, Win, Window,
     plan_from_request, resolve_outputs, run_timefreq,
@@ -69,8 +71,8 @@ def mel_command(
     console.configure(quiet=quiet)
     mel_settings = {
         "n_mels": n_mels,
-        "scale": _choice("--mel-scale", mel_scale, ("htk", "slaney")),
-        "norm": None if _choice("--norm", norm, ("none", "slaney")) == "none" else "slaney",
+        "scale": choice_option("--mel-scale", mel_scale, ("htk", "slaney")),
+        "norm": None if choice_option("--norm", norm, ("none", "slaney")) == "none" else "slaney",
         "log": log,
     }
     request = TfRequest(
@@ -83,12 +85,6 @@ def mel_command(
     for path in paths:
         print(path)
     return 0
-
-
-def _choice(option: str, value: str, allowed: tuple[str, ...]) -> str:
-    if value.lower() not in allowed:
-        raise ParameterError(f"{option}: {value!r} is not one of {', '.join(allowed)}")
-    return value.lower()
 
 
 def _filterbank(request: TfRequest, sr: int) -> list[str]:

@@ -32,6 +32,14 @@ FixNonFinite = Annotated[
 ]
 
 
+def choice_option(option: str, value: str, allowed: tuple[str, ...]) -> str:
+    """Lower-case ``value`` and check it is one of ``allowed`` (ParameterError naming them otherwise)."""
+    low = value.lower()
+    if low not in allowed:
+        raise ParameterError(f"{option}: {value!r} is not one of {', '.join(allowed)}")
+    return low
+
+
 def option_error(option: str, exc: ParameterError) -> ParameterError:
     """Prefix a parse error with the option name: ``--win: invalid duration 'x' ...``."""
     return ParameterError(f"{option}: {exc.reason}")

@@ -22,7 +22,7 @@ from ..io import check_output_path, derived_output, is_stdio, write_bytes_atomic
 from ..io.npy import NpyFrameWriter, write_sidecar
 from ..io.reader import AudioSource
 from . import console
-from .options import duration_option, frequency_option
+from .options import choice_option, duration_option, frequency_option
 
 BLOCK_FRAMES = 1 << 16
 SCALES = ("db", "power", "magnitude")
@@ -86,13 +86,6 @@ class TfRequest:
     mel: dict = field(default_factory=dict)
 
 
-def _check_choice(option: str, value: str, allowed: tuple[str, ...]) -> str:
-    low = value.lower()
-    if low not in allowed:
-        raise ParameterError(f"{option}: {value!r} is not one of {', '.join(allowed)}")
-    return low
-
-
 def _parse_ref(text: str) -> str | float:
     if text.lower() == "max":
         return "max"
@@ -114,7 +107,7 @@ def plan_from_request(req: TfRequest, sr: int):
     n_fft = duration_option("--nfft", req.nfft, sr) if req.nfft is not None else win
     if n_fft < win:
         raise ParameterError(f"--nfft: {n_fft} samples is shorter than the window ({win} samples); it must be >= --win")
-    pad_mode = _check_choice("--pad-mode", req.pad_mode, ("constant", "reflect"))
+    pad_mode = choice_option("--pad-mode", req.pad_mode, ("constant", "reflect"))
     return StftPlan(
         sr=sr, win_length=win, hop_length=hop, n_fft=n_fft, window=req.window, periodic=not req.symmetric,
         center=req.center, pad_mode=pad_mode, dtype="float32",
@@ -151,8 +144,8 @@ def run_timefreq(req: TfRequest, source: AudioSource) -> list[str]:
     from ..dsp.stft import StftStream
     from ..engine import get_backend
 
-    scale = _check_choice("--scale", req.scale, SCALES)
-    log = _check_choice("--log", req.mel.get("log", "db"), ("db", "ln"))
+    scale = choice_option("--scale", req.scale, SCALES)
+    log = choice_option("--log", req.mel.get("log", "db"), ("db", "ln"))
     ref = _parse_ref(req.ref)
     png_path, npy_path = resolve_outputs(req)
     for out in (png_path, npy_path):

@@ -80,7 +80,6 @@ from typing import Literal, get_args
 
 import numpy as np
 import soxr
-from scipy import signal as _signal
 
 from ..errors import AudiokitError, ParameterError
 from .levels import dbfs
@@ -180,6 +179,8 @@ def kaiser_lowpass(up: int, down: int, *, atten_db: float = POLY_ATTENUATION_DB,
         raise ParameterError(f"atten_db must be > 0, got {atten_db!r}")
     top = max(int(up), int(down))
     f_pass, f_stop = passband_edge / top, 1.0 / top
+    from scipy import signal as _signal  # imported here: scipy.signal costs ~0.4 s of start-up
+
     numtaps, beta = _signal.kaiserord(atten_db, f_stop - f_pass)
     numtaps |= 1
     h = _signal.firwin(numtaps, (f_pass + f_stop) / 2, window=("kaiser", beta))
@@ -252,6 +253,8 @@ def resample(x: np.ndarray, *, sr_in: int, sr_out: int, quality: Quality = "high
     if method == "poly":
         g = gcd(sr_in, sr_out)
         up, down = sr_out // g, sr_in // g
+        from scipy import signal as _signal
+
         y = _signal.resample_poly(x, up, down, axis=1, window=kaiser_lowpass(up, down))
         return np.ascontiguousarray(y[:, :n_out], dtype=x.dtype)
     return _resample_naive(x, sr_in, sr_out, n_out, method)
