@@ -9,6 +9,8 @@ block, one chunk of frames and the display image, whatever the input length.
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Optional
@@ -123,6 +125,8 @@ def resolve_outputs(req: TfRequest) -> tuple[str | None, str | None]:
         raise ParameterError("-o and --npy name the same file")
     if req.npy is not None and is_stdio(req.npy):
         raise ParameterError("--npy: give a file path (the JSON sidecar is written beside it)")
+    if png is not None and is_stdio(png) and sys.stdout.isatty():
+        raise ParameterError("refusing to write PNG bytes to a terminal: give -o PATH or pipe the output")
     if req.npy is not None and not req.npy.endswith(".npy"):
         raise ParameterError(f"--npy: {req.npy!r} must end in .npy")
     return png, req.npy
@@ -224,6 +228,8 @@ def run_timefreq(req: TfRequest, source: AudioSource) -> list[str]:
                 req, source, plan, channels, shape, npy_dtype, scale, log, power_kind, ref, ref_db, row_freqs, mel_meta, want_complex
             )
             write_sidecar(npy_path, meta)
+    if all(pooler.image.max() <= 0 for pooler in poolers):
+        warnings.warn(f"{source.name}: the input is digital silence; every value is the floor", stacklevel=2)
     written = [p for p in (npy_path,) if p]
     if npy_path:
         written.append(str(Path(npy_path).with_suffix(".json")))

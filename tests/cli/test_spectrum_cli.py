@@ -115,7 +115,7 @@ def burst(tmp_path) -> Path:
     return write(tmp_path / "burst.wav", x)
 
 
-@pytest.mark.parametrize("start, dur", [("0.5s", "0.25s"), ("4000", "2000"), ("500ms", "250ms")])
+@pytest.mark.parametrize("start, dur", [("0.5s", "0.25s"), ("4000", "250ms")])
 def test_start_and_dur_select_the_segment(cli, burst, start, dur):
     rep = report(cli, burst, "--start", start, "--dur", dur)
     assert (rep["n"], rep["n_fft"], rep["df"], rep["start_s"]) == (2000, 2000, 4.0, 0.5)
@@ -302,7 +302,7 @@ def test_bad_channel_choice_exits_2(cli, stereo, args, message):
 # --------------------------------------------------------------------------- PNG, stdout, stdin
 
 
-@pytest.mark.parametrize("extra", [[], ["--linear"], ["--two-sided"], ["--linear", "--two-sided"]])
+@pytest.mark.parametrize("extra", [["--linear"], ["--two-sided"]])  # the default: test_table_on_stdout_notes_on_stderr
 def test_png_written(cli, three, tmp_path, extra):
     png = tmp_path / "s.png"
     code, out, err = cli("spectrum", three, "--dur", "400", "-o", png, "--size", "640x300", *extra)
@@ -342,6 +342,7 @@ def test_table_on_stdout_notes_on_stderr(cli, three, tmp_path, monkeypatch):
     head = out.splitlines()[0]
     assert "N = 8000 samples (n_fft 8000)" in head and "Δf = 1 Hz" in head and "Nyquist 4000 Hz" in head
     assert "wrote" not in out and str(png) not in out
+    assert png_size(png.read_bytes()) == (400, 200)
     assert f"wrote {png}" in err and f"wrote {npy}" in err
     rows = [line.split() for line in out.splitlines() if line.split()[:1] == ["0"]]
     assert [float(row[2]) for row in rows] == [50.0, 120.0, 300.0]  # channel, │, freq, │, amplitude ...
@@ -356,11 +357,12 @@ def test_quiet_silences_the_notes(cli, three, tmp_path):
 # --------------------------------------------------------------------------- FFT backends
 
 
-@pytest.mark.parametrize("backend", ["numpy", "scipy"])
-def test_fft_backends_agree(cli, three, backend):
+def test_fft_backends_agree(cli, three):
     default = peaks_of(report(cli, three, "--dur", "3000"))
-    other = peaks_of(report(cli, three, "--dur", "3000", "--fft", backend))
-    assert len(other) == len(default) == 3
-    for a, b in zip(other, default):
-        assert a["freq_hz"] == pytest.approx(b["freq_hz"], abs=HZ)
-        assert a["amplitude"] == pytest.approx(b["amplitude"], rel=1e-8)
+    assert len(default) == 3
+    for backend in ("numpy", "scipy"):
+        other = peaks_of(report(cli, three, "--dur", "3000", "--fft", backend))
+        assert len(other) == 3
+        for a, b in zip(other, default):
+            assert a["freq_hz"] == pytest.approx(b["freq_hz"], abs=HZ)
+            assert a["amplitude"] == pytest.approx(b["amplitude"], rel=1e-8)
