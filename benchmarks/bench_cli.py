@@ -120,6 +120,7 @@ with open(sys.argv[1], "w") as fh:
 # (label, file suffix, function name(s)[, "own"]): cumulative (or own) time of the functions in the profile.
 # ufuncs (np.multiply, np.log10, ...) are not profiled separately: their time is the caller's own time.
 PROFILE_STAGES = [
+    ("imports inside the run (lazy; overlaps the rows below)", "importlib._bootstrap", "_find_and_load"),
     ("run_timefreq (command body)", "audiokit/cli/timefreq.py", "run_timefreq"),
     ("  read blocks (soundfile + checks)", "audiokit/io/reader.py", "blocks"),
     ("  STFT stream push/finish", "audiokit/dsp/stft.py", ("push", "finish")),

@@ -11,9 +11,9 @@ coherent-gain or one-sided factor is 2x, a missing scalloping correction ~1 dB).
 
 from __future__ import annotations
 
-import io
 import json
 import math
+import re
 import struct
 from pathlib import Path
 
@@ -162,8 +162,6 @@ def test_dur_past_the_end_warns_and_uses_what_exists(cli, three):
     ],
 )
 def test_bad_parameters_exit_2(cli, three, args, message):
-    import re
-
     code, out, err = cli("spectrum", three, *args)
     assert code == 2 and out == ""
     errors = [line for line in err.splitlines() if line.startswith("error: ")]  # after the |x| > 1 warning
@@ -293,8 +291,6 @@ def test_mix_averages_the_channels(cli, stereo):
     [(["--channel", "5"], r"--channel 5: the input has 2 channel\(s\) \(0\.\.1\)"), (["--channel", "0", "--mix"], "exclude each other")],
 )
 def test_bad_channel_choice_exits_2(cli, stereo, args, message):
-    import re
-
     code, out, err = cli("spectrum", stereo, *args)
     assert code == 2 and out == "" and re.search(message, err)
 
