@@ -31,7 +31,7 @@ spectrum() {  # N, then extra options
 }
 
 echo "== N = 100 samples: Δf = 8000/100 = 80 Hz, coarser than the 15 Hz gap"
-spectrum 100 --linear -o "$out/c4-b3.N100.png"
+spectrum 100 --linear --fmax 1kHz -o "$out/c4-b3.N100.png"
 echo "   One peak: both tones fall in bin 3 (240 Hz).  The finder fits one sinusoid to the"
 echo "   merged lobe: ~254 Hz at ~0.95 (over 12.5 ms the two 0.5 tones drift apart by only"
 echo "   15 Hz x 12.5 ms = 0.19 turn, so they add almost in phase).  That is not a wrong"
@@ -39,7 +39,7 @@ echo "   reading of these 100 samples: no bin lies between them, so nothing can 
 
 echo
 echo "== N = 530 samples: Δf = 8000/530 = 15.09 Hz, about the gap"
-spectrum 530 --linear -o "$out/c4-b3.N530.png"
+spectrum 530 --linear --fmax 1kHz -o "$out/c4-b3.N530.png"
 echo "   Two peaks: bins 16 (241.5 Hz) and 18 (271.7 Hz) stand above bin 17 (256.6 Hz)."
 echo "   Δf = gap is the bare threshold: the fitted values are ~1.5 Hz and ~10 % off, and"
 echo "   the dip in bin 17 depends on the tones' relative phase.  Start 200 samples later:"

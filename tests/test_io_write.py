@@ -89,13 +89,19 @@ def test_encode_float_keeps_values(subtype, dtype):
 
 @pytest.mark.parametrize("subtype", ["PCM_U8", "PCM_16", "PCM_24", "PCM_32"])
 def test_pcm_clipping_warns_with_count(tmp_path, subtype):
-    x = np.array([[0.5, 1.5, -2.0, 1.0, -1.0, 1.0000001]])
+    x = np.array([[0.5, 1.5, -2.0, 1.0, -1.0, 1.01]])
     path = tmp_path / "c.wav"
     with pytest.warns(UserWarning, match=rf"c\.wav: 3 samples beyond full scale were clipped to fit {subtype} \(use --subtype FLOAT to keep them\)"):
         assert audiokit.write(path, x, 8000, subtype=subtype) == 3
     half = 2 ** ({"PCM_U8": 8, "PCM_16": 16, "PCM_24": 24, "PCM_32": 32}[subtype] - 1)
     top = (half - 1) / half
     np.testing.assert_array_equal(audiokit.read(path).samples[0], [0.5, top, -1.0, top, -1.0, top])
+
+
+def test_rounding_to_the_end_code_is_not_clipping():
+    # -1.0000001 rounds to the bottom code itself and +1.0 to the top one: no sample is beyond the grid
+    _, clipped = encode_block(np.array([[-1.0000001, 1.0, -1.0]]), "PCM_16")
+    assert clipped == 0
 
 
 def test_float_never_clips(tmp_path, recwarn):

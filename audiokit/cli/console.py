@@ -71,4 +71,6 @@ def print_table(title: str | None, columns: list[str], rows: list[list[str]]) ->
         table.add_column(name, justify="right" if name not in ("channel", "file", "field") else "left")
     for row in rows:
         table.add_row(*row)
-    Console(file=sys.stdout, soft_wrap=True).print(table)
+    # In a pipe the width is not the terminal's: never let rich truncate data.
+    width = None if sys.stdout.isatty() else 10_000
+    Console(file=sys.stdout, soft_wrap=True, width=width).print(table)

@@ -43,6 +43,8 @@ def spectrum_command(
     linear: Annotated[bool, typer.Option("--linear", help="PNG in linear amplitude instead of dBFS.", rich_help_panel=OUT_PANEL)] = False,
     two_sided: Annotated[bool, typer.Option("--two-sided", help="PNG over 0..fs with the mirror image above Nyquist (for teaching).", rich_help_panel=OUT_PANEL)] = False,
     size: Size = "1200x500",
+    fmin: Annotated[Optional[str], typer.Option("--fmin", help="PNG: lowest frequency shown (Hz).", rich_help_panel=OUT_PANEL)] = None,
+    fmax: Annotated[Optional[str], typer.Option("--fmax", help="PNG: highest frequency shown (Hz).", rich_help_panel=OUT_PANEL)] = None,
     channel: Annotated[Optional[int], typer.Option("--channel", min=0, help="Analyse only this channel (0-based).")] = None,
     mix: Mix = False,
     fft: Fft = None,
@@ -109,6 +111,7 @@ def spectrum_command(
     n_fft = duration_option("--nfft", nfft, sr) if nfft is not None else n
     if n_fft < n:
         raise ParameterError(f"--nfft: {n_fft} is shorter than the segment ({n} samples)")
+    xlim = _display_range(fmin, fmax, sr / 2 if not two_sided else sr)
     spec = spectrum(x, sr=sr, window=spec_window.get(n, periodic=not symmetric), n_fft=n_fft, backend=fft)
     separation = frequency_option("--min-sep", min_sep) if min_sep is not None else None
     found = [
@@ -132,7 +135,7 @@ def spectrum_command(
     if npy is not None:
         _save_npy(npy, spec, phase, report)
     if output is not None:
-        _draw(output, spec, found, report, linear=linear, two_sided=two_sided, size=size)
+        _draw(output, spec, found, report, linear=linear, two_sided=two_sided, size=size, xlim=xlim)
     if json_out:
         print(json.dumps(report, indent=2))
     elif output != "-":  # with -o -, stdout holds the PNG bytes only
@@ -196,7 +199,18 @@ def _save_npy(path: str, spec, with_phase: bool, report: dict) -> None:
     write_sidecar(path, meta)
 
 
-def _draw(path: str, spec, found, report: dict, *, linear: bool, two_sided: bool, size: str) -> None:
+def _display_range(fmin: str | None, fmax: str | None, top: float) -> tuple[float, float] | None:
+    """The PNG's frequency range from --fmin/--fmax (None: everything)."""
+    if fmin is None and fmax is None:
+        return None
+    low = frequency_option("--fmin", fmin) if fmin is not None else 0.0
+    high = frequency_option("--fmax", fmax) if fmax is not None else top
+    if high <= low:
+        raise ParameterError(f"--fmin {low:g} Hz must be below --fmax {high:g} Hz")
+    return low, high
+
+
+def _draw(path: str, spec, found, report: dict, *, linear: bool, two_sided: bool, size: str, xlim=None) -> None:
     from ..plot import parse_size, png_bytes, spectrum_figure
 
     amplitude = spec.amplitude
@@ -225,6 +239,6 @@ def _draw(path: str, spec, found, report: dict, *, linear: bool, two_sided: bool
     fig = spectrum_figure(
         freqs, values, title=title, nyquist=spec.nyquist, peaks=marks, two_sided=two_sided, size=parse_size(size),
         ylabel="amplitude (linear, 1 = full scale)" if linear else "amplitude (dBFS)",
-        floor=None if linear else float(np.max(values)) - DB_RANGE,
+        floor=None if linear else float(np.max(values)) - DB_RANGE, xlim=xlim,
     )
     write_bytes_atomic(path, png_bytes(fig))

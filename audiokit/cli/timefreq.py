@@ -201,12 +201,13 @@ def run_timefreq(req: TfRequest, source: AudioSource) -> list[str]:
             saved = chunk
         else:
             display = chunk
-            saved = _to_scale(chunk, scale, power_kind, log)
-            if scale == "db" and log == "db":
-                peak_db = max(peak_db, float(saved.max()))
         for c, pooler in enumerate(poolers):
             pooler.add(display[c])
         if npy is not None:
+            if not want_complex:
+                saved = _to_scale(chunk, scale, power_kind, log)
+                if scale == "db" and log == "db":
+                    peak_db = max(peak_db, float(saved.max()))
             npy.write(saved[0] if channels == 1 else saved)
 
     import contextlib
@@ -303,7 +304,7 @@ def _metadata(req, source, plan, channels, shape, dtype, scale, log, kind, ref, 
     meta = {
         "audiokit_version": __version__,
         "kind": req.kind,
-        "source": source.name,
+        "source": source.name if is_stdio(source.name) else str(Path(source.name).resolve()),
         "source_frames": source.frames,
         "source_subtype": source.subtype,
         "sr": plan.sr,

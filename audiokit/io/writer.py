@@ -69,7 +69,9 @@ def encode_block(block: np.ndarray, subtype: str) -> tuple[np.ndarray, int]:
         int16/int32 codes for PCM subtypes (left-aligned in the container, as
         libsndfile expects), float32/float64 for FLOAT/DOUBLE.
     clipped : int
-        Number of samples beyond full scale (``|x| > 1``) that PCM clipping changed.
+        Number of samples whose code lies beyond full scale (``|round(x·2^(B-1))| > 2^(B-1)``):
+        clipping changed them by more than the top code's own one-step limit (+1.0 → the
+        largest code is not counted).
     """
     bits = SUBTYPE_BITS[subtype]
     frames = block.T
@@ -78,7 +80,7 @@ def encode_block(block: np.ndarray, subtype: str) -> tuple[np.ndarray, int]:
     container, shift = _INT_CONTAINER[subtype]
     scale = float(2 ** (bits - 1))
     codes = np.rint(np.asarray(frames, dtype=np.float64) * scale)
-    clipped = int(np.count_nonzero(np.abs(frames) > 1.0))
+    clipped = int(np.count_nonzero(np.abs(codes) > scale))
     np.clip(codes, -scale, scale - 1, out=codes)
     codes = codes.astype(np.int64 if shift else container)
     if shift:

@@ -1,0 +1,534 @@
+r"""Building blocks of the mains-hum analysis (:mod:`audiokit.dsp.hum` tells the method).
+
+Everything here works on blocks, so a file of any length is analysed in
+bounded memory:
+
+* :class:`LongTermSpectrum` -- Welch average of the power spectrum (channels
+  summed), for the first estimate of the fundamental;
+* :func:`find_fundamental` -- harmonic-sum search over that spectrum;
+* :class:`Demodulator` -- shifts harmonic ``k`` of a reference phase to 0 Hz
+  (``x[n]·exp(-2πi·k·Φ[n])``) and decimates by ``B`` with a triangular kernel;
+* :class:`Framer` -- cuts the decimated stream into Hann-weighted frames;
+* :func:`search_offsets`, :func:`project` -- per-frame frequency search and
+  complex-amplitude projections;
+* :func:`kernel_smooth` and friends -- smoothing along the frame axis.
+
+Decimated samples
+-----------------
+With ``B = round(sr / 200)`` samples per group, decimated sample ``j``
+(``j = 0 .. n // B - 2``) is the triangular-weighted sum
+
+.. math::  d_k[j] = \sum_{i=0}^{2B-1} t[i]\, x[jB + i]\, e^{-2\pi i k Φ[jB+i]},
+           \quad t[i] = \frac{\min(i, 2B-1-i) + 1/2}{B}
+
+(weights summing to ``B``), centred on sample ``p_j = (j+1)·B - 1/2``.  Its
+frequency response ``sinc²(f·B/sr)`` has double zeros at multiples of the
+decimated rate ``sr/B``, so the neighbouring harmonics and the signal far from
+the line cannot alias onto 0 Hz; a line ``ν`` Hz from ``k·Φ'`` is attenuated
+by ``sinc²(ν·B/sr)`` (0.1 % at 4 Hz).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from math import log
+
+import numpy as np
+from scipy import ndimage
+from scipy.signal import fftconvolve
+
+from ..engine import get_backend
+
+#: Target rate of the decimated, demodulated harmonics (Hz).
+DECIMATED_RATE = 200.0
+#: Probe offsets, as fractions of the fundamental, at which the local noise
+#: floor around each line is read (both signs are used).
+PROBE_FRACTIONS = (0.12, 0.16, 0.20, 0.24)
+#: Prominence (dB over the local median) a line needs to count in the
+#: harmonic-sum search and to steer the frequency tracking.
+PROMINENCE_DB = 6.0
+#: Cap of one harmonic's contribution to the harmonic sum (dB), so that one
+#: strong line cannot outvote all the others.
+PROMINENCE_CAP_DB = 30.0
+
+
+def decimation_factor(sr: float) -> int:
+    """Samples per decimation group: ``B = max(1, round(sr / 200))``."""
+    return max(1, int(round(float(sr) / DECIMATED_RATE)))
+
+
+def hann_positive(n: int) -> np.ndarray:
+    """Symmetric Hann window of ``n`` samples without its zero end points, ``sin²(π(i+1)/(n+1))``."""
+    return np.sin(np.pi * (np.arange(n) + 1.0) / (n + 1.0)) ** 2
+
+
+# ----------------------------------------------------------------------------- long-term spectrum
+
+
+class LongTermSpectrum:
+    """Welch average of ``|X|²`` over channels and frames, block by block.
+
+    Parameters
+    ----------
+    sr : float
+        Sample rate (Hz).
+    n_total : int >= 1
+        Total length of the signal in samples (fixes the segment length).
+    fmax : float
+        Highest frequency kept (Hz).
+
+    Notes
+    -----
+    Segments of ``W = clip(n_total/2, 1 s, 4 s)`` samples (periodic Hann,
+    hop ``W/2``) zero-padded to ``2W`` (bin spacing ``sr/(2W)``: 0.125 Hz for
+    4 s).  A signal shorter than ``W`` is one zero-padded segment; the tail
+    after the last full segment is not used.
+    """
+
+    def __init__(self, *, sr: float, n_total: int, fmax: float):
+        self.sr = float(sr)
+        w = int(round(min(4.0, max(1.0, n_total / self.sr / 2.0)) * self.sr))
+        self.win = max(2, w - (w % 2))
+        self.hop = self.win // 2
+        self.n_fft = 2 * self.win
+        self.n_bins = min(self.n_fft // 2 + 1, int(np.ceil(fmax * self.n_fft / self.sr)) + 2)
+        self._w = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(self.win) / self.win)
+        self._buf: np.ndarray | None = None
+        self._acc = np.zeros(self.n_bins)
+        self._count = 0
+        self._seen = 0
+        self._fft = get_backend()
+
+    @property
+    def df(self) -> float:
+        """Bin spacing in Hz, ``sr / n_fft``."""
+        return self.sr / self.n_fft
+
+    def push(self, block: np.ndarray) -> None:
+        """Add samples ``(channels, n)``."""
+        block = np.asarray(block, dtype=np.float64)
+        self._seen += block.shape[1]
+        buf = block if self._buf is None else np.concatenate([self._buf, block], axis=1)
+        start = 0
+        while buf.shape[1] - start >= self.win:
+            self._segment(buf[:, start : start + self.win])
+            start += self.hop
+        self._buf = buf[:, start:]
+
+    def _segment(self, seg: np.ndarray) -> None:
+        spec = self._fft.rfft(seg * self._w, self.n_fft)[:, : self.n_bins]
+        self._acc += np.sum(spec.real**2 + spec.imag**2, axis=0)
+        self._count += 1
+
+    def finish(self) -> np.ndarray:
+        """The averaged power per bin, shape ``(n_bins,)`` (bin ``i`` at ``i·df`` Hz)."""
+        if self._count == 0 and self._buf is not None and self._buf.shape[1]:
+            seg = np.zeros((self._buf.shape[0], self.win))
+            seg[:, : self._buf.shape[1]] = self._buf[:, : self.win]
+            self._segment(seg)
+        return self._acc / max(self._count, 1)
+
+
+def prominence_db(power: np.ndarray, df: float) -> np.ndarray:
+    """``10·log10(P / median of P over ±10 Hz)`` per bin (floored 150 dB under the peak)."""
+    p = 10.0 * np.log10(np.maximum(power, 1e-300))
+    p = np.maximum(p, p.max() - 150.0)
+    size = max(3, int(round(20.0 / df)) | 1)
+    return p - ndimage.median_filter(p, size=size, mode="nearest")
+
+
+def find_fundamental(
+    power: np.ndarray, df: float, *, lo: float, hi: float, kmax: int, fmax: float, step: float = 0.005
+) -> tuple[float, float, np.ndarray]:
+    """Harmonic-sum search of the fundamental in ``[lo, hi]`` Hz.
+
+    Parameters
+    ----------
+    power : np.ndarray, shape (n_bins,)
+        Long-term power spectrum (:class:`LongTermSpectrum`).
+    df : float
+        Bin spacing in Hz.
+    lo, hi : float
+        Search range in Hz.
+    kmax : int
+        Highest harmonic number used.
+    fmax : float
+        Highest frequency used (Hz).
+    step : float
+        Candidate spacing in Hz (the maximum is then refined by a parabola).
+
+    Returns
+    -------
+    f0 : float
+        The candidate maximising ``S(f) = Σ_k clip(prom(k·f) - 6 dB, 0, 30 dB)``,
+        with ``prom`` from :func:`prominence_db` interpolated at ``k·f``.
+    score : float
+        ``S(f0)`` in dB (0: no line 6 dB above its surroundings).
+    prom : np.ndarray, shape (kmax,)
+        Peak prominence (dB) of each harmonic of ``f0``: the maximum over
+        ``k·f0 ± (0.002·k·f0 + 2·df)`` (drift allowance), ``-inf`` above
+        ``fmax``.
+    """
+    prom = prominence_db(power, df)
+    nb = prom.shape[0]
+    cands = np.arange(lo, hi + step / 2, step) if hi > lo else np.array([lo])
+    ks = np.arange(1, kmax + 1)
+    freqs = cands[:, None] * ks[None, :]
+    v = np.interp(freqs / df, np.arange(nb), prom)
+    v = np.where(freqs <= fmax, np.clip(v - PROMINENCE_DB, 0.0, PROMINENCE_CAP_DB), 0.0)
+    s = v.sum(axis=1)
+    i = int(np.argmax(s))
+    f0 = float(cands[i])
+    if 0 < i < len(s) - 1:
+        a, b, c = s[i - 1], s[i], s[i + 1]
+        den = a - 2 * b + c
+        if den < 0:
+            f0 += float(np.clip(0.5 * (a - c) / den, -1, 1)) * step
+    peaks = np.full(kmax, -np.inf)
+    for k in ks:
+        f = k * f0
+        if f > fmax:
+            break
+        half = 0.002 * f + 2 * df
+        a, b = int(np.floor((f - half) / df)), int(np.ceil((f + half) / df))
+        seg = prom[max(0, a) : min(nb, b + 1)]
+        if seg.size:
+            peaks[k - 1] = float(seg.max())
+    return f0, float(s[i]), peaks
+
+
+# ----------------------------------------------------------------------------- demodulation
+
+
+class Demodulator:
+    """Demodulate harmonics of a reference phase and decimate, block by block.
+
+    Parameters
+    ----------
+    harmonics : sequence of int >= 1
+        Harmonic numbers ``k`` (any increasing set).
+    channels : int
+    decim : int >= 1
+        Group length ``B``.
+    phase : callable
+        ``phase(n) -> Φ[n]`` in cycles (float64) of the fundamental, for an
+        int64 array of absolute sample indices.
+
+    Notes
+    -----
+    ``push(x)`` returns the decimated samples completed so far,
+    ``(channels, K, j)`` complex64 (see the module docstring); the
+    concatenation over pushes does not depend on the block sizes (the same
+    sums of the same products, bit for bit).  The last ``n mod B`` samples
+    and the last group are not covered.
+    """
+
+    def __init__(self, *, harmonics, channels: int, decim: int, phase: Callable[[np.ndarray], np.ndarray]):
+        self.harmonics = np.asarray(harmonics, dtype=np.int64)
+        self.channels = int(channels)
+        self.decim = int(decim)
+        self._phase = phase
+        self._carry = np.zeros((self.channels, 0), np.float32)
+        self._pos = 0
+        self._prev: tuple[np.ndarray, np.ndarray] | None = None
+        self._ramp = ((np.arange(self.decim) + 0.5) / self.decim).astype(np.complex64)
+
+    def push(self, block: np.ndarray) -> np.ndarray:
+        """Demodulate and decimate samples ``(channels, n)``; return ``(channels, K, j)`` complex64."""
+        c, b = self.channels, self.decim
+        x = np.concatenate([self._carry, np.asarray(block, dtype=np.float32)], axis=1)
+        groups = x.shape[1] // b
+        kk = len(self.harmonics)
+        if groups == 0 or kk == 0:
+            self._carry = x if kk else x[:, :0]
+            return np.zeros((c, kk, 0), np.complex64)
+        use, self._carry = x[:, : groups * b], x[:, groups * b :]
+        n = self._pos + np.arange(groups * b, dtype=np.int64)
+        self._pos += groups * b
+        cyc = np.mod(self._phase(n), 1.0)
+        u = np.exp(-2j * np.pi * cyc).astype(np.complex64)
+        z = use * u
+        sums = np.empty((c, kk, groups), np.complex64)
+        ramps = np.empty((c, kk, groups), np.complex64)
+        k_now = 1
+        for i, k in enumerate(self.harmonics):
+            while k_now < k:
+                z *= u
+                k_now += 1
+            zz = z.reshape(c, groups, b)
+            sums[:, i] = zz.sum(axis=-1)
+            ramps[:, i] = zz @ self._ramp
+        if self._prev is not None:
+            sums = np.concatenate([self._prev[0], sums], axis=-1)
+            ramps = np.concatenate([self._prev[1], ramps], axis=-1)
+        self._prev = (sums[..., -1:], ramps[..., -1:])
+        return ramps[..., :-1] + sums[..., 1:] - ramps[..., 1:]
+
+
+def n_decimated(n_samples: int, decim: int) -> int:
+    """Decimated samples a signal of ``n_samples`` gives: ``max(0, n // B - 1)``."""
+    return max(0, n_samples // decim - 1)
+
+
+# ----------------------------------------------------------------------------- frames
+
+
+class Framer:
+    """Hann-weighted frames of the decimated stream, emitted as soon as they are complete.
+
+    Parameters
+    ----------
+    n_total : int >= 1
+        Decimated samples in the whole signal.
+    length : int (odd)
+        Frame length ``Ld`` in decimated samples.
+    hop : int >= 1
+        Hop ``Hd`` between frame centres.
+
+    Notes
+    -----
+    Frame ``m`` is centred on decimated sample ``c_m = m·Hd`` (plus one last
+    frame centred on the last sample when the regular grid stops more than
+    ``Hd/2`` before it) and weighted by :func:`hann_positive` ``(Ld)``
+    truncated to the signal: the frames at both ends are one-sided, so that
+    every instant is covered.
+    """
+
+    def __init__(self, *, n_total: int, length: int, hop: int):
+        self.n_total = int(n_total)
+        self.length = int(length) | 1
+        self.half = self.length // 2
+        self.hop = int(hop)
+        centres = list(range(0, self.n_total, self.hop))
+        if centres and self.n_total - 1 - centres[-1] > self.hop // 2:
+            centres.append(self.n_total - 1)
+        self.centres = np.asarray(centres, dtype=np.int64)
+        self.window = hann_positive(self.length)
+        self._buf: np.ndarray | None = None
+        self._start = 0
+        self._next = 0
+
+    @property
+    def n_frames(self) -> int:
+        """Number of frames, ``M``."""
+        return len(self.centres)
+
+    def weights(self, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Window weights and decimated indices of ``frames``: ``(G, idx)``, both ``(nm, Ld)``."""
+        idx = self.centres[frames, None] + np.arange(-self.half, self.half + 1)
+        valid = (idx >= 0) & (idx < self.n_total)
+        return np.where(valid, self.window, 0.0), idx
+
+    def push(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Append decimated samples ``(C, K, j)``; return ``(frames, data)``.
+
+        ``frames`` are the indices of the frames completed, ``data`` their
+        samples ``(C, K, nm, Ld)`` (zeros outside the signal; not weighted).
+        """
+        if self._buf is None:
+            self._buf = d[..., :0]
+        buf = np.concatenate([self._buf, d], axis=-1)
+        end = self._start + buf.shape[-1]
+        done = []
+        while self._next < self.n_frames and min(self.centres[self._next] + self.half, self.n_total - 1) < end:
+            done.append(self._next)
+            self._next += 1
+        frames = np.asarray(done, dtype=np.int64)
+        if done:
+            _, idx = self.weights(frames)
+            rel = np.clip(idx - self._start, 0, buf.shape[-1] - 1)
+            data = buf[..., rel]
+            data[..., (idx < 0) | (idx >= self.n_total)] = 0
+        else:
+            data = np.zeros(buf.shape[:-1] + (0, self.length), buf.dtype)
+        keep = self.centres[self._next] - self.half if self._next < self.n_frames else end
+        keep = max(self._start, min(end, keep))
+        self._buf = buf[..., keep - self._start :]
+        self._start = keep
+        return frames, data
+
+
+# ----------------------------------------------------------------------------- per-frame maths
+
+
+def frame_geometry(framer: Framer, frames: np.ndarray, decim: int, sr: float):
+    """Weights, normalisation, knot times and offsets of ``frames``.
+
+    Returns
+    -------
+    G : (nm, Ld) window weights
+    norm : (nm,) ``2 / (B·ΣG)`` -- turns a weighted sum of decimated samples
+        into the peak amplitude of a real sinusoid
+    t : (nm,) frame time (s): the weighted centroid of the window,
+        ``Σ G·p_j / ΣG / sr`` with ``p_j = (j+1)·B - 1/2``
+    tau : (nm, Ld) time of each decimated sample relative to ``t`` (s)
+    """
+    g, idx = framer.weights(frames)
+    pos = ((idx + 1) * decim - 0.5) / sr
+    total = g.sum(axis=1)
+    t = (g * pos).sum(axis=1) / total
+    return g, 2.0 / (decim * total), t, pos - t[:, None]
+
+
+def _harmonic_phasors(base: np.ndarray, harmonics: np.ndarray) -> np.ndarray:
+    """``base ** k`` for each harmonic, stacked on a new axis 0."""
+    out = np.empty((len(harmonics),) + base.shape, base.dtype)
+    cur, k_now = base.copy(), 1
+    for i, k in enumerate(harmonics):
+        while k_now < k:
+            cur *= base
+            k_now += 1
+        out[i] = cur
+    return out
+
+
+def search_offsets(
+    data: np.ndarray,
+    g: np.ndarray,
+    tau: np.ndarray,
+    harmonics: np.ndarray,
+    weights: np.ndarray,
+    *,
+    max_offset: float,
+) -> np.ndarray:
+    """Per-frame frequency offset ``δ`` (Hz) of the fundamental that maximises the harmonic energy.
+
+    ``J(δ) = Σ_c Σ_k w_k |Σ_j G_j d_ck[j] e^{-2πi k δ τ_j}|²``: a grid over
+    ``[-max_offset, max_offset]`` with the harmonics ``k <= 4`` (or the two
+    lowest), then four parabolic refinements with all of them.
+
+    Parameters
+    ----------
+    data : (C, K, nm, Ld) complex
+        Frames demodulated at the reference frequency.
+    g, tau : (nm, Ld)
+        From :func:`frame_geometry`.
+    harmonics, weights : (K,)
+        Harmonic numbers and their weights (>= 0).
+
+    Returns
+    -------
+    delta : (nm,) float64
+    """
+    nm = data.shape[2]
+    if nm == 0:
+        return np.zeros(0)
+    wd = (data * g).astype(np.complex128)
+    low = harmonics <= 4
+    if not low.any():
+        low = np.zeros(len(harmonics), bool)
+        low[: min(2, len(harmonics))] = True
+    kl, wl, dl = harmonics[low].astype(float), weights[low], wd[:, low]
+    step = min(0.02, 0.1 / float(kl.max()))
+    grid = np.arange(-max_offset, max_offset + step / 2, step)
+    best = np.zeros(nm)
+    best_val = np.full(nm, -np.inf)
+    for chunk in np.array_split(grid, max(1, len(grid) // 16)):
+        e = np.exp(-2j * np.pi * chunk[:, None, None, None] * kl[None, :, None, None] * tau[None, None])  # (g, K, nm, Ld)
+        v = np.einsum("ckmj,gkmj->gckm", dl, e, optimize=True)
+        val = np.einsum("k,gckm->gm", wl, v.real**2 + v.imag**2)
+        i = np.argmax(val, axis=0)
+        top = val[i, np.arange(nm)]
+        better = top > best_val
+        best = np.where(better, chunk[i], best)
+        best_val = np.where(better, top, best_val)
+
+    def energy(delta: np.ndarray) -> np.ndarray:
+        ph = _harmonic_phasors(np.exp(-2j * np.pi * delta[:, None] * tau), harmonics)  # (K, nm, Ld)
+        v = np.einsum("ckmj,kmj->ckm", wd, ph)
+        return np.einsum("k,ckm->m", weights, v.real**2 + v.imag**2)
+
+    for _ in range(4):
+        a, b, c = energy(best - step), energy(best), energy(best + step)
+        den = a - 2 * b + c
+        ok = den < 0
+        off = np.where(ok, 0.5 * (a - c) / np.where(ok, den, -1.0), 0.0)
+        best = np.clip(best + np.clip(off, -1, 1) * step, -max_offset, max_offset)
+        step /= 4
+    return best
+
+
+def project(data: np.ndarray, g: np.ndarray, norm: np.ndarray, tau: np.ndarray, probes: np.ndarray):
+    """Complex amplitude of each line and the noise floor beside it, per frame.
+
+    Parameters
+    ----------
+    data : (C, K, nm, Ld) complex
+        Frames demodulated along the final phase.
+    g, norm, tau : from :func:`frame_geometry`
+    probes : (P,) float
+        Offsets (Hz) at which the floor is read.
+
+    Returns
+    -------
+    v : (C, K, nm) complex128
+        ``norm · Σ_j G_j d[j]``: the peak amplitude ``A·e^{iθ}`` of a line
+        ``A·cos(2πkΦ + θ)`` (unbiased when the line follows ``Φ``).
+    r : (C, K, nm) float64
+        Noise power at the line: the median over the probes of
+        ``|norm · Σ_j G_j d[j] e^{-2πi·o·τ_j}|²``, divided by ``ln 2`` (the
+        median of an exponential variable is ``ln 2`` times its mean).
+    """
+    wd = (data * g).astype(np.complex128)
+    v = wd.sum(axis=-1) * norm
+    if data.shape[2] == 0:
+        return v, np.zeros(v.shape)
+    e = np.exp(-2j * np.pi * probes[:, None, None] * tau[None])  # (P, nm, Ld)
+    pr = np.einsum("ckmj,pmj->ckmp", wd, e, optimize=True) * norm[:, None]
+    r = np.median(pr.real**2 + pr.imag**2, axis=-1) / log(2.0)
+    return v, r
+
+
+# ----------------------------------------------------------------------------- smoothing along frames
+
+
+def hann_kernel(width_frames: float, *, exclude: float = 0.0) -> np.ndarray:
+    """``cos²(π l / W)`` for ``|l| < W/2`` frames (odd length), zeroed for ``|l| < exclude``."""
+    half = max(0, int(np.ceil(width_frames / 2.0)) - 1)
+    lags = np.arange(-half, half + 1, dtype=float)
+    ker = np.cos(np.pi * lags / max(width_frames, 1e-9)) ** 2
+    ker[np.abs(lags) >= width_frames / 2.0] = 0.0
+    if half == 0:
+        ker[:] = 1.0
+    ker[np.abs(lags) < exclude] = 0.0
+    return ker
+
+
+def convolve_frames(a: np.ndarray, ker: np.ndarray) -> np.ndarray:
+    """Convolve along the last axis with a centred odd kernel, zeros outside (same length)."""
+    if a.shape[-1] == 0:
+        return a.copy()
+    if len(ker) < 64 or a.shape[-1] < 64:
+        pad = len(ker) // 2
+        ap = np.concatenate([np.zeros(a.shape[:-1] + (pad,), a.dtype), a, np.zeros(a.shape[:-1] + (pad,), a.dtype)], -1)
+        out = np.zeros(a.shape, np.result_type(a.dtype, np.float64))
+        n = a.shape[-1]
+        for i, w in enumerate(ker[::-1]):
+            if w:
+                out += w * ap[..., i : i + n]
+        return out
+    full = fftconvolve(a, ker.reshape((1,) * (a.ndim - 1) + (-1,)), mode="full", axes=-1)
+    pad = len(ker) // 2
+    return full[..., pad : pad + a.shape[-1]]
+
+
+def kernel_smooth(y: np.ndarray, w: np.ndarray, ker: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted kernel average along frames: ``Σ_l ker_l w y / Σ_l ker_l w``; returns ``(mean, Σ ker w)``."""
+    num = convolve_frames(y * w, ker)
+    den = convolve_frames(w, ker)
+    tiny = np.finfo(float).tiny
+    return num / np.maximum(den, tiny), den
+
+
+def overlap_factor(window: np.ndarray, hop: int) -> float:
+    """``Σ_l ρ(l)``: how much overlapping frames inflate the variance of an average of white-noise projections.
+
+    ``ρ(l) = Σ_j g_j g_{j+l·hop} / Σ_j g_j²``.
+    """
+    total = float(np.dot(window, window))
+    s = 1.0
+    lag = hop
+    while lag < len(window):
+        s += 2.0 * float(np.dot(window[:-lag], window[lag:])) / total
+        lag += hop
+    return s
