@@ -1,0 +1,923 @@
+r"""Mains hum: measure it, then remove it by model subtraction or by erasing STFT bins.
+
+Model
+-----
+Mains hum is a sum of harmonics of one fundamental ``f0(t)`` (nominally 50 or
+60 Hz) that drifts slowly (a few hundredths of a hertz per second on a power
+grid)::
+
+    h[n] = Σ_k  Re( A_k(t) · exp(2πi·k·Φ[n]) ),   Φ[n] = f_ref·n/sr + ψ(n/sr)   (cycles)
+
+``Φ`` is the phase of the fundamental: a fixed reference frequency ``f_ref``
+plus a smooth deviation ``ψ(t)`` (cycles, ``f0(t) = f_ref + ψ'(t)``).  Every
+harmonic follows ``k·Φ`` exactly; its complex amplitude ``A_k(t)`` (peak
+amplitude and phase) varies slowly.
+
+Analysis (:func:`analyze_hum`; three passes over the signal)
+--------------------------------------------------------------
+1. **Fundamental.**  A Welch average of the power spectrum (Hann segments of
+   ``clip(duration/2, 1 s, 4 s)``, channels summed) is searched for the
+   fundamental ``f_ref`` that maximises the harmonic sum
+   ``Σ_k clip(prom(k·f) - 6 dB, 0, 30 dB)``, ``prom`` being the level over the
+   median within ±10 Hz (:func:`audiokit.dsp.hum_track.find_fundamental`);
+   candidates every 5 mHz in ``nominal ± 1 %`` (``freq=50`` searches
+   49.5..50.5 Hz) or in 40..70 Hz for ``freq=None`` (auto), then a parabola.
+   Capping each harmonic's vote keeps one strong music partial near a line
+   from pulling the estimate.
+2. **Drift.**  Every harmonic whose long-term prominence exceeds 6 dB is
+   shifted to 0 Hz at ``k·f_ref`` and decimated to about 200 Hz
+   (:class:`~audiokit.dsp.hum_track.Demodulator`).  In frames of
+   :data:`FRAME_SECONDS` (Hann, hop :data:`HOP_SECONDS`) the offset ``δ`` of
+   the fundamental maximising the weighted harmonic energy
+   ``Σ_k w_k |Σ_j g_j d_k[j] e^{-2πi kδτ_j}|²`` is searched in ±0.5 Hz
+   (weights ``w_k`` = long-term line-to-floor power ratio minus 1); ``ψ`` is
+   its integral over the frame times (trapezoids), a natural cubic spline in
+   between and a straight line beyond the first and last frame.
+3. **Amplitudes.**  All harmonics ``k = 1 .. K`` are demodulated along the
+   tracked ``Φ`` and projected per frame: ``v_k[m]`` (complex peak amplitude)
+   and the noise floor ``r_k[m]`` beside the line (median power of the same
+   projection at ``±(0.12, 0.16, 0.20, 0.24)·f0`` from it).  Then, on these
+   small arrays:
+
+   * ``ψ`` is refined three times from the phase residuals of all harmonics,
+     ``Δψ[m] = Σ w·k·∠(v_k·conj(v̄_k)) / (2π Σ w·k²)`` with ``w = |v̄_k|²/r_k``
+     (``v̄_k``: 8-second average) -- a phase detector is far more precise than
+     a frequency search;
+   * ``A_k`` is a robust, noise-weighted Hann-kernel average of ``v_k`` over a
+     *span* chosen per harmonic among :data:`SPANS` by cross-validation
+     (prediction error of each frame from frames that do not overlap it):
+     weights ``1/(r + |v - v̄|²)``, six reweighting rounds, so frames where
+     speech or music crosses the line count less;
+   * **detection**: a harmonic (per channel) is treated when the power of
+     ``A_k`` exceeds the variance that the floor alone would give it (noise
+     averaged by the same kernel, overlap of the frames included) by
+     ``threshold_db`` (default :data:`DEFAULT_THRESHOLD_DB`).  Untreated
+     harmonics are left exactly as they are, so a clean signal passes through
+     untouched.
+
+A music partial a few hertz from a line rotates against it: the 1 s frames
+attenuate it (Hann main lobe ±2 Hz) and the multi-second average cancels
+what is left.  What no method can separate is signal energy *at* the line;
+it sets the floor of the residual (see benchmarks/bench_dehum.py).
+
+Removal
+-------
+``subtract`` (default, :class:`HumSubtractor`): ``y = x - h`` with ``h``
+synthesised sample by sample from ``Φ`` and the amplitudes (linear
+interpolation between frame times, held constant before the first and after
+the last).  No window, no overlap-add: the model is smooth in time by
+construction, and stream processing gives the same samples as one-shot.
+
+``erase`` (:class:`HumEraser`): the method of the STFT tutorials.  A
+periodic-Hann STFT with window ``W`` (default 1 s, so ``Δf = 1 Hz``), hop
+``W/4``, ``center=True``; in frame ``m`` (centre ``t_m``) every bin within
+``width/2 + k·|f0'(t_m)|·W/2`` of ``k·f0(t_m)`` is set to zero for each
+treated harmonic, and the signal is rebuilt by weighted overlap-add
+(:class:`~audiokit.dsp.stft.IstftStream`).  Default ``width = 4/W`` Hz (4 Hz
+for 1 s): the main lobe of the Hann window.  The hum's sidelobes outside the
+erased bins stay (Hann: -31 dB at 2.5 bins), and so does a hole in whatever
+the signal had inside them.
+
+Levels (:class:`HumAnalysis`, :class:`HumMeter`)
+-------------------------------------------------
+In dB re a full-scale sine (peak amplitude 1.0 = 0 dB), per channel and
+harmonic: ``level_db = 10·log10(mean_m |v_k[m]|²)``: what a 1 s frame reads
+at the line (hum plus whatever signal is there); ``floor_db =
+10·log10(mean_m r_k[m])``: what it reads beside the line; ``snr_db``: the
+detection statistic.  :class:`HumMeter` applies the same projection to the
+output (``after_db``): a treated harmonic comes down to about the floor.
+
+Memory and passes
+-----------------
+The three analysis passes read the signal block by block; what is kept is
+per frame (4 per second): ``channels × K`` complex amplitudes and floors, a
+few kilobytes per second of audio.  Removal is a fourth pass (a fifth with
+``--normalize``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+
+from ..errors import ParameterError
+from .hum_track import (
+    PROBE_FRACTIONS,
+    PROMINENCE_DB,
+    Demodulator,
+    Framer,
+    LongTermSpectrum,
+    convolve_frames,
+    decimation_factor,
+    find_fundamental,
+    frame_geometry,
+    hann_kernel,
+    kernel_smooth,
+    n_decimated,
+    overlap_factor,
+    project,
+    search_offsets,
+)
+from .stft import IstftStream, StftPlan, StftStream
+
+__all__ = [
+    "AUTO_RANGE",
+    "DEFAULT_THRESHOLD_DB",
+    "METHODS",
+    "DehumResult",
+    "HumAnalysis",
+    "HumEraser",
+    "HumMeter",
+    "HumSubtractor",
+    "analyze_hum",
+    "analyze_hum_blocks",
+    "dehum",
+]
+
+Method = Literal["subtract", "erase"]
+METHODS: tuple[str, ...] = get_args(Method)
+"""Removal methods, default first."""
+
+#: Search range of the fundamental for ``freq=None`` (auto), Hz.
+AUTO_RANGE = (40.0, 70.0)
+#: Half-width of the search around a given nominal frequency, relative.
+NOMINAL_TOLERANCE = 0.01
+#: Highest harmonic considered by default.
+MAX_HARMONICS = 40
+#: Analysis frame (Hann) and hop, seconds.
+FRAME_SECONDS = 1.0
+HOP_SECONDS = 0.25
+#: Candidate spans (s) of the amplitude average, chosen per harmonic.
+SPANS = (2.0, 4.0, 8.0, 16.0)
+#: Span of the average used while refining the phase track (s).
+REFINE_SPAN = 8.0
+#: Largest offset of the fundamental from the reference searched per frame (Hz).
+MAX_OFFSET_HZ = 0.5
+#: Detection threshold: amplitude power over its noise-only variance (dB).
+DEFAULT_THRESHOLD_DB = 8.0
+#: Shortest signal analysed (s); shorter input is passed through with a warning.
+MIN_SECONDS = 0.5
+#: Default erase window (s).
+ERASE_WINDOW_SECONDS = 1.0
+#: Harmonics stop this far below the Nyquist frequency (Hz).
+NYQUIST_MARGIN_HZ = 5.0
+
+_REFINE_ROUNDS = 3
+_ROBUST_ROUNDS = 6
+
+
+# ----------------------------------------------------------------------------- results
+
+
+class _PhaseSpline:
+    """``ψ(t)``: natural cubic spline through the knots, straight lines beyond them."""
+
+    def __init__(self, t: np.ndarray, psi: np.ndarray):
+        self.t = np.asarray(t, float)
+        self.psi = np.asarray(psi, float)
+        if len(self.t) >= 2:
+            self._cs = CubicSpline(self.t, self.psi, bc_type="natural")
+        else:
+            self._cs = None
+
+    def __call__(self, t: np.ndarray, nu: int = 0) -> np.ndarray:
+        t = np.asarray(t, float)
+        if self._cs is None:
+            value = self.psi[0] if len(self.psi) else 0.0
+            return np.full(t.shape, value if nu == 0 else 0.0)
+        tc = np.clip(t, self.t[0], self.t[-1])
+        if nu == 0:
+            return self._cs(tc) + self._cs(tc, 1) * (t - tc)
+        if nu == 1:
+            return self._cs(tc, 1)
+        return np.where(t == tc, self._cs(tc, nu), 0.0)
+
+
+@dataclass(frozen=True, eq=False)
+class HumAnalysis:
+    """What :func:`analyze_hum` found: the fundamental's track and every harmonic's amplitude.
+
+    Attributes
+    ----------
+    sr : int
+        Sample rate (Hz).
+    channels : int
+    n_samples : int
+        Signal length (samples per channel).
+    nominal : float or None
+        The nominal frequency asked for (Hz), None for auto.
+    search : (float, float)
+        Range searched for the fundamental (Hz).
+    f_ref : float
+        Reference frequency of the phase ``Φ`` (Hz): the long-term estimate.
+    harmonics : np.ndarray, shape (K,), int
+        Harmonic numbers considered, ``1 .. K``.
+    times : np.ndarray, shape (M,)
+        Frame times (s): the centroid of each (possibly truncated) frame.
+    psi : np.ndarray, shape (M,)
+        Phase deviation ``ψ`` at ``times`` (cycles).
+    amplitudes : np.ndarray, shape (channels, K, M), complex128
+        ``A_k`` at ``times`` (peak amplitude and phase re ``exp(2πi·k·Φ)``).
+    treated : np.ndarray, shape (channels, K), bool
+        Harmonics that removal touches.
+    level_db, floor_db, snr_db : np.ndarray, shape (channels, K)
+        See the module docstring (dB re full-scale sine amplitude).
+    span_s : np.ndarray, shape (channels, K)
+        Span of the amplitude average chosen per harmonic (s).
+    tracked : tuple of int
+        Harmonics that steered the drift search.
+    threshold_db : float
+        Detection threshold used.
+    """
+
+    sr: int
+    channels: int
+    n_samples: int
+    nominal: float | None
+    search: tuple[float, float]
+    f_ref: float
+    harmonics: np.ndarray
+    times: np.ndarray
+    psi: np.ndarray
+    amplitudes: np.ndarray
+    treated: np.ndarray
+    level_db: np.ndarray
+    floor_db: np.ndarray
+    snr_db: np.ndarray
+    span_s: np.ndarray
+    tracked: tuple[int, ...]
+    threshold_db: float
+    _spline: _PhaseSpline = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_spline", _PhaseSpline(self.times, self.psi))
+
+    # -- the fundamental
+    @property
+    def found(self) -> bool:
+        """True when at least one harmonic of one channel is treated."""
+        return bool(self.treated.any())
+
+    @property
+    def treated_harmonics(self) -> tuple[int, ...]:
+        """Harmonic numbers treated in at least one channel."""
+        return tuple(int(k) for k in self.harmonics[self.treated.any(axis=0)])
+
+    def phase(self, n: np.ndarray) -> np.ndarray:
+        """``Φ[n] = f_ref·n/sr + ψ(n/sr)`` in cycles, for absolute sample indices ``n`` (float64)."""
+        n = np.asarray(n)
+        return n * (self.f_ref / self.sr) + self._spline(n / self.sr)
+
+    def frequency(self, t: np.ndarray) -> np.ndarray:
+        """Fundamental ``f0(t) = f_ref + ψ'(t)`` in Hz at times ``t`` (s)."""
+        return self.f_ref + self._spline(np.asarray(t, float), 1)
+
+    def drift_rate(self, t: np.ndarray) -> np.ndarray:
+        """``f0'(t)`` in Hz/s (0 outside the frame times)."""
+        return self._spline(np.asarray(t, float), 2)
+
+    @property
+    def f0_track(self) -> np.ndarray:
+        """``f0`` at :attr:`times` (Hz), shape (M,)."""
+        return self.frequency(self.times)
+
+    @property
+    def f0(self) -> float:
+        """Mean fundamental over the signal (Hz): ``(Φ[n-1] - Φ[0]) / ((n-1)/sr)``."""
+        if self.n_samples < 2:
+            return float(self.f_ref)
+        end = self.n_samples - 1
+        return float((self.phase(np.array([end]))[0] - self.phase(np.array([0]))[0]) * self.sr / end)
+
+    # -- the model
+    def model(self, start: int, stop: int) -> np.ndarray:
+        """The treated hum ``h[n]`` for samples ``start <= n < stop``, shape ``(channels, stop - start)``."""
+        n = np.arange(start, stop, dtype=np.int64)
+        out = np.zeros((self.channels, n.size))
+        if n.size == 0 or not self.found:
+            return out
+        u = np.exp(2j * np.pi * np.mod(self.phase(n), 1.0))
+        t = n / self.sr
+        times = self.times
+        if len(times) > 1:
+            seg = np.clip(np.searchsorted(times, t, side="right") - 1, 0, len(times) - 2)
+            frac = np.clip((t - times[seg]) / (times[seg + 1] - times[seg]), 0.0, 1.0)
+        else:
+            seg, frac = np.zeros(n.size, np.int64), np.zeros(n.size)
+        for c in range(self.channels):
+            ks = np.flatnonzero(self.treated[c])
+            if ks.size == 0:
+                continue
+            acc = np.zeros(n.size, complex)
+            for i in range(int(ks.max()), -1, -1):
+                acc *= u
+                if self.treated[c, i]:
+                    a = self.amplitudes[c, i]
+                    if len(times) > 1:
+                        acc += a[seg] + (a[seg + 1] - a[seg]) * frac
+                    else:
+                        acc += a[0]
+            out[c] = (acc * u).real
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class DehumResult:
+    """Result of :func:`dehum`.
+
+    Attributes
+    ----------
+    output : np.ndarray, shape like the input, float64
+        The signal without the treated hum.
+    residual : np.ndarray, shape like the input, float64
+        What was removed: input minus output.
+    analysis : HumAnalysis
+    after_db : np.ndarray, shape (channels, K)
+        Level of each line in ``output`` (:class:`HumMeter`).
+    method : str
+    """
+
+    output: np.ndarray
+    residual: np.ndarray
+    analysis: HumAnalysis
+    after_db: np.ndarray
+    method: str
+
+
+# ----------------------------------------------------------------------------- parameter checks
+
+
+def _check_sr(sr) -> int:
+    if isinstance(sr, bool) or not isinstance(sr, (int, np.integer)) or sr <= 0:
+        raise ParameterError(f"sr must be a whole number of Hz > 0, got {sr!r}")
+    return int(sr)
+
+
+def _search_range(freq, sr: int) -> tuple[float | None, float, float]:
+    nyq = sr / 2.0
+    if freq is None:
+        lo, hi = AUTO_RANGE
+        return None, lo, min(hi, nyq)
+    if isinstance(freq, bool) or not isinstance(freq, (int, float, np.integer, np.floating)) or not math.isfinite(freq):
+        raise ParameterError(f"freq must be a frequency in Hz or None (auto), got {freq!r}")
+    f = float(freq)
+    if not 0 < f < nyq:
+        raise ParameterError(f"freq must be > 0 and below the Nyquist frequency {nyq:g} Hz, got {f:g} Hz")
+    half = max(NOMINAL_TOLERANCE * f, 0.05)
+    return f, f - half, f + half
+
+
+def _check_harmonics(harmonics) -> int:
+    if harmonics is None:
+        return MAX_HARMONICS
+    if isinstance(harmonics, bool) or not isinstance(harmonics, (int, np.integer)) or harmonics < 1:
+        raise ParameterError(f"harmonics must be a whole number >= 1, got {harmonics!r}")
+    return int(harmonics)
+
+
+def _check_threshold(threshold_db) -> float:
+    if isinstance(threshold_db, bool) or not isinstance(threshold_db, (int, float, np.integer, np.floating)) or not math.isfinite(threshold_db):
+        raise ParameterError(f"threshold_db must be a finite number of dB, got {threshold_db!r}")
+    return float(threshold_db)
+
+
+def _as_2d(x) -> tuple[np.ndarray, bool]:
+    x = np.asarray(x)
+    if x.ndim not in (1, 2) or not np.issubdtype(x.dtype, np.floating):
+        raise ParameterError(f"x must be a float array shaped (n,) or (channels, n), got {x.dtype} {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ParameterError("x contains NaN or Inf samples")
+    return (x[None, :], True) if x.ndim == 1 else (x, False)
+
+
+# ----------------------------------------------------------------------------- analysis
+
+
+def analyze_hum(
+    x: np.ndarray,
+    *,
+    sr: int,
+    freq: float | None = None,
+    harmonics: int | None = None,
+    threshold_db: float = DEFAULT_THRESHOLD_DB,
+    block_size: int = 1 << 16,
+) -> HumAnalysis:
+    """Measure the mains hum of a signal held in memory.
+
+    Parameters
+    ----------
+    x : np.ndarray, shape (n,) or (channels, n), float
+        Samples, full scale ±1.
+    sr : int > 0
+        Sample rate (Hz).
+    freq : float or None
+        Nominal fundamental (Hz): the estimate is searched within ±1 % of it.
+        None: search 40..70 Hz (:data:`AUTO_RANGE`).
+    harmonics : int >= 1 or None
+        Highest harmonic considered (default :data:`MAX_HARMONICS`), capped
+        :data:`NYQUIST_MARGIN_HZ` below the Nyquist frequency.  Only the
+        harmonics that pass the detection are treated.
+    threshold_db : float
+        Detection threshold (see the module docstring).
+    block_size : int >= 1
+        Samples per block of the passes (the result does not depend on it).
+
+    Returns
+    -------
+    HumAnalysis
+
+    Raises
+    ------
+    ParameterError
+        Bad ``x``, ``sr``, ``freq``, ``harmonics`` or ``threshold_db``.
+
+    Warns
+    -----
+    UserWarning
+        Input shorter than :data:`MIN_SECONDS`, no harmonic below the Nyquist
+        frequency, ``harmonics`` above it, or no hum found.
+    """
+    x2, _ = _as_2d(x)
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ParameterError(f"block_size must be a whole number >= 1, got {block_size!r}")
+    n = x2.shape[1]
+
+    def blocks() -> Iterator[np.ndarray]:
+        for i in range(0, n, block_size):
+            yield x2[:, i : i + block_size]
+
+    return analyze_hum_blocks(
+        blocks, sr=sr, channels=x2.shape[0], n_samples=n, freq=freq, harmonics=harmonics, threshold_db=threshold_db
+    )
+
+
+def analyze_hum_blocks(
+    blocks: Callable[[], Iterable[np.ndarray]],
+    *,
+    sr: int,
+    channels: int,
+    n_samples: int,
+    freq: float | None = None,
+    harmonics: int | None = None,
+    threshold_db: float = DEFAULT_THRESHOLD_DB,
+) -> HumAnalysis:
+    """Measure the mains hum of a signal read block by block (three passes).
+
+    Parameters
+    ----------
+    blocks : callable
+        ``blocks()`` returns a fresh iterable of consecutive blocks shaped
+        ``(channels, n_i)`` covering the whole signal; it is called three
+        times.
+    sr, freq, harmonics, threshold_db
+        As :func:`analyze_hum`.
+    channels : int >= 1
+    n_samples : int >= 0
+        Total length; the blocks must add up to it.
+
+    Returns
+    -------
+    HumAnalysis
+    """
+    sr = _check_sr(sr)
+    nominal, lo, hi = _search_range(freq, sr)
+    kmax_req = _check_harmonics(harmonics)
+    threshold_db = _check_threshold(threshold_db)
+    channels, n_samples = int(channels), int(n_samples)
+    k_cap = int(math.floor((sr / 2.0 - NYQUIST_MARGIN_HZ) / hi)) if hi > 0 else 0
+    kmax = min(kmax_req, max(k_cap, 0))
+    if harmonics is not None and kmax_req > kmax:
+        warnings.warn(
+            f"harmonics above {kmax} would reach the Nyquist frequency {sr / 2:g} Hz; considering 1..{kmax}",
+            stacklevel=3,
+        )
+    empty = _empty_analysis(sr, channels, n_samples, nominal, (lo, hi), threshold_db)
+    if kmax < 1:
+        warnings.warn(
+            f"no harmonic of {lo:g}..{hi:g} Hz lies below the Nyquist frequency {sr / 2:g} Hz: nothing to remove",
+            stacklevel=3,
+        )
+        return empty
+    if n_samples < MIN_SECONDS * sr:
+        warnings.warn(
+            f"the signal lasts {n_samples / sr:.3g} s, too short to measure hum (< {MIN_SECONDS:g} s): nothing removed",
+            stacklevel=3,
+        )
+        return empty
+    fmax = min(sr / 2.0, kmax * hi + 5.0)
+
+    # pass 1: long-term spectrum -> reference frequency
+    lts = LongTermSpectrum(sr=sr, n_total=n_samples, fmax=fmax)
+    for block in blocks():
+        lts.push(block)
+    power = lts.finish()
+    if not np.any(power > 0):
+        warnings.warn("the signal is silent: no hum to remove", stacklevel=3)
+        return empty
+    f_ref, _, prom = find_fundamental(power, lts.df, lo=lo, hi=hi, kmax=kmax, fmax=fmax)
+    harm = np.arange(1, kmax + 1)
+
+    decim = decimation_factor(sr)
+    n_dec = n_decimated(n_samples, decim)
+    rate = sr / decim
+    length = int(round(FRAME_SECONDS * rate)) | 1
+    hop = max(1, int(round(HOP_SECONDS * rate)))
+    hop_s = hop / rate
+
+    # pass 2: drift of the fundamental, from the harmonics that stand out
+    strong = np.flatnonzero(prom >= PROMINENCE_DB)
+    strong = strong[np.argsort(-prom[strong])][:12]
+    track_k = np.sort(harm[strong])
+    framer = Framer(n_total=n_dec, length=length, hop=hop)
+    all_frames = np.arange(framer.n_frames)
+    _, _, times, _ = frame_geometry(framer, all_frames, decim, sr)
+    delta = np.zeros(framer.n_frames)
+    if track_k.size:
+        weights = 10.0 ** (prom[track_k - 1] / 10.0) - 1.0
+        step = f_ref / sr
+        dem = Demodulator(harmonics=track_k, channels=channels, decim=decim, phase=lambda n: n * step)
+        for block in blocks():
+            frames, data = framer.push(dem.push(block))
+            if frames.size:
+                g, _, _, tau = frame_geometry(framer, frames, decim, sr)
+                delta[frames] = search_offsets(data, g, tau, track_k, weights, max_offset=MAX_OFFSET_HZ)
+    psi = np.zeros(len(times))
+    if len(times) > 1:
+        psi[1:] = np.cumsum(0.5 * (delta[1:] + delta[:-1]) * np.diff(times))
+
+    # pass 3: amplitudes and floors of every harmonic along the tracked phase
+    spline = _PhaseSpline(times, psi)
+    step = f_ref / sr
+    dem = Demodulator(harmonics=harm, channels=channels, decim=decim, phase=lambda n: n * step + spline(n / sr))
+    framer = Framer(n_total=n_dec, length=length, hop=hop)
+    probes = f_ref * np.array([s * p for p in PROBE_FRACTIONS for s in (1.0, -1.0)])
+    v = np.zeros((channels, kmax, framer.n_frames), complex)
+    r = np.zeros((channels, kmax, framer.n_frames))
+    for block in blocks():
+        frames, data = framer.push(dem.push(block))
+        if frames.size:
+            g, norm, _, tau = frame_geometry(framer, frames, decim, sr)
+            v[:, :, frames], r[:, :, frames] = project(data, g, norm, tau, probes)
+
+    return _finish_analysis(
+        v, r, times, psi, hop_s, framer, sr=sr, channels=channels, n_samples=n_samples, nominal=nominal,
+        search=(lo, hi), f_ref=f_ref, harm=harm, track_k=track_k, threshold_db=threshold_db,
+    )
+
+
+def _empty_analysis(sr, channels, n_samples, nominal, search, threshold_db) -> HumAnalysis:
+    z = np.zeros((channels, 0))
+    return HumAnalysis(
+        sr=sr, channels=channels, n_samples=n_samples, nominal=nominal, search=search,
+        f_ref=float(nominal if nominal is not None else 0.0), harmonics=np.zeros(0, np.int64), times=np.zeros(0),
+        psi=np.zeros(0), amplitudes=np.zeros((channels, 0, 0), complex), treated=np.zeros((channels, 0), bool),
+        level_db=z, floor_db=z.copy(), snr_db=z.copy(), span_s=z.copy(), tracked=(), threshold_db=threshold_db,
+    )
+
+
+def _db(p: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return 10.0 * np.log10(np.maximum(p, 0.0))
+
+
+def _finish_analysis(v, r, times, psi, hop_s, framer, *, sr, channels, n_samples, nominal, search, f_ref, harm,
+                     track_k, threshold_db) -> HumAnalysis:
+    """Refine the phase, choose spans, average the amplitudes, detect (all on frame arrays)."""
+    tiny = np.finfo(float).tiny
+    kk = harm[None, :, None].astype(float)
+    rr = np.maximum(r, tiny)
+    rot = v.copy()
+    psi = psi.copy()
+    ker = hann_kernel(REFINE_SPAN / hop_s)
+    for _ in range(_REFINE_ROUNDS):
+        mean, _ = kernel_smooth(rot, 1.0 / rr, ker)
+        w = (mean.real**2 + mean.imag**2) / rr
+        ang = np.angle(rot * np.conj(mean))
+        num = np.sum(w * kk * ang, axis=(0, 1))
+        den = np.sum(w * kk**2, axis=(0, 1))
+        dpsi = np.where(den > 0, num / np.maximum(den, tiny), 0.0) / (2 * np.pi)
+        psi += dpsi
+        rot *= np.exp(-2j * np.pi * kk * dpsi)
+
+    # span per (channel, harmonic) by cross-validation, then the robust average
+    exclude = int(np.ceil(framer.length / framer.hop / 2.0))  # frames sharing over half their window
+    mean0, _ = _robust_average(rot, rr, hann_kernel(REFINE_SPAN / hop_s), rounds=3)
+    w0 = 1.0 / (rr + np.abs(rot - mean0) ** 2)
+    scores = []
+    for span in SPANS:
+        kx = hann_kernel(span / hop_s, exclude=exclude)
+        pred, den = kernel_smooth(rot, w0, kx)
+        ok = den > 0
+        err = np.where(ok, w0 * np.abs(rot - pred) ** 2, 0.0).sum(-1)
+        tot = np.where(ok, w0, 0.0).sum(-1)
+        scores.append(np.where(tot > 0, err / np.maximum(tot, tiny), np.inf))
+    choice = np.argmin(np.stack(scores), axis=0)  # (C, K)
+    amps = np.zeros_like(rot)
+    lam = np.zeros(rot.shape)
+    kappa = overlap_factor(framer.window, framer.hop)
+    for i, span in enumerate(SPANS):
+        sel = choice == i
+        if not sel.any():
+            continue
+        kx = hann_kernel(span / hop_s)
+        mean, w = _robust_average(rot[sel], rr[sel], kx, rounds=_ROBUST_ROUNDS)
+        amps[sel] = mean
+        den = convolve_frames(w, kx)
+        var = convolve_frames(w**2 * rr[sel], kx**2)
+        lam[sel] = kappa * var / np.maximum(den, tiny) ** 2
+    power = np.mean(amps.real**2 + amps.imag**2, axis=-1)
+    noise = np.mean(lam, axis=-1)
+    snr = _db(power / np.maximum(noise, tiny))
+    snr = np.where(power > 0, snr, -np.inf)
+    treated = snr >= threshold_db
+    analysis = HumAnalysis(
+        sr=sr, channels=channels, n_samples=n_samples, nominal=nominal, search=search, f_ref=float(f_ref),
+        harmonics=harm.astype(np.int64), times=times, psi=psi, amplitudes=amps, treated=treated,
+        level_db=_db(np.mean(np.abs(v) ** 2, axis=-1)), floor_db=_db(np.mean(r, axis=-1)), snr_db=snr,
+        span_s=np.asarray(SPANS)[choice], tracked=tuple(int(k) for k in track_k), threshold_db=threshold_db,
+    )
+    if not analysis.found:
+        where = f"near {nominal:g} Hz" if nominal is not None else f"between {search[0]:g} and {search[1]:g} Hz"
+        warnings.warn(f"no hum found {where} (no harmonic {threshold_db:g} dB above its noise): nothing removed",
+                      stacklevel=4)
+    return analysis
+
+
+def _robust_average(y: np.ndarray, r: np.ndarray, ker: np.ndarray, *, rounds: int) -> tuple[np.ndarray, np.ndarray]:
+    """Kernel average with weights ``1/(r + |y - mean|²)``, ``rounds`` reweightings; returns ``(mean, w)``."""
+    w = 1.0 / r
+    mean, _ = kernel_smooth(y, w, ker)
+    for _ in range(rounds):
+        w = 1.0 / (r + (y.real - mean.real) ** 2 + (y.imag - mean.imag) ** 2)
+        mean, _ = kernel_smooth(y, w, ker)
+    return mean, w
+
+
+# ----------------------------------------------------------------------------- removal and measurement
+
+
+def _check_block(block: np.ndarray, channels: int) -> np.ndarray:
+    block = np.asarray(block)
+    if block.ndim != 2 or block.shape[0] != channels:
+        raise ParameterError(f"blocks must be shaped ({channels}, n), got {block.shape}")
+    return block
+
+
+class HumSubtractor:
+    """Subtract the treated hum of an analysis, block by block (``subtract`` method).
+
+    Parameters
+    ----------
+    analysis : HumAnalysis
+
+    Notes
+    -----
+    ``process(block)`` takes the next samples ``(channels, n)`` and returns
+    ``block - h`` in float64 (:meth:`HumAnalysis.model`), with no delay: the
+    output of any block partition equals the one-shot output sample for
+    sample.  Blocks past ``analysis.n_samples`` are modelled too (the phase
+    and amplitudes extrapolated).
+    """
+
+    def __init__(self, analysis: HumAnalysis):
+        self.analysis = analysis
+        self.position = 0
+
+    def process(self, block: np.ndarray) -> np.ndarray:
+        """Remove the hum from the next block ``(channels, n)``; return float64 ``(channels, n)``."""
+        block = _check_block(block, self.analysis.channels)
+        n = block.shape[1]
+        out = block.astype(np.float64) - self.analysis.model(self.position, self.position + n)
+        self.position += n
+        return out
+
+
+class HumEraser:
+    """Zero the STFT bins of the treated harmonics and rebuild by overlap-add (``erase`` method).
+
+    Parameters
+    ----------
+    analysis : HumAnalysis
+    win_length : int, optional
+        STFT window ``W`` in samples (default :data:`ERASE_WINDOW_SECONDS`,
+        rounded to an even count); at least 4 periods of the fundamental.
+    width_hz : float > 0, optional
+        Erased band around each line (Hz), default ``4·sr/W`` (the main lobe
+        of the Hann window).  Harmonic ``k`` also gets ``k·|f0'|·W/(2·sr)``
+        on each side for the drift within a frame.
+
+    Notes
+    -----
+    Periodic Hann, hop ``W/4``, ``n_fft = W``, ``center=True`` (so every
+    sample is rebuilt).  ``push(block)`` returns the output samples that are
+    final so far (the overlap-add lags the input by up to ``W`` samples),
+    ``finish()`` the rest; the output has ``analysis.n_samples`` samples and
+    matches the one-shot result to float rounding (batched FFTs).
+    """
+
+    def __init__(self, analysis: HumAnalysis, *, win_length: int | None = None, width_hz: float | None = None):
+        self.analysis = analysis
+        sr = analysis.sr
+        if win_length is None:
+            win_length = int(round(ERASE_WINDOW_SECONDS * sr))
+            win_length += win_length % 2
+        if isinstance(win_length, bool) or not isinstance(win_length, (int, np.integer)):
+            raise ParameterError(f"win_length must be a whole number of samples, got {win_length!r}")
+        f0 = analysis.f_ref if analysis.f_ref > 0 else AUTO_RANGE[0]
+        if win_length < 4 * sr / f0:
+            raise ParameterError(
+                f"the erase window must hold at least 4 periods of the fundamental ({4 / f0:.3g} s = "
+                f"{int(math.ceil(4 * sr / f0))} samples) to resolve the hum lines; got {win_length} samples"
+            )
+        if width_hz is None:
+            width_hz = 4.0 * sr / win_length
+        if isinstance(width_hz, bool) or not isinstance(width_hz, (int, float, np.integer, np.floating)) or not (
+            math.isfinite(width_hz) and width_hz > 0
+        ):
+            raise ParameterError(f"width_hz must be a number of Hz > 0, got {width_hz!r}")
+        self.win_length = int(win_length)
+        self.width_hz = float(width_hz)
+        hop = max(1, self.win_length // 4)
+        self.plan = StftPlan(sr=sr, win_length=self.win_length, hop_length=hop, window="hann", center=True)
+        self._stft = StftStream(self.plan)
+        self._istft = IstftStream(self.plan, length=analysis.n_samples)
+        self._frame = 0
+        self._freqs = self.plan.freqs
+
+    def _erase(self, X: np.ndarray) -> np.ndarray:
+        a = self.analysis
+        k = X.shape[-1]
+        if k == 0 or not a.found:
+            return X
+        m = self._frame + np.arange(k)
+        t = m * self.plan.hop_length / a.sr
+        f0 = a.frequency(t)
+        drift = np.abs(a.drift_rate(t)) * (self.win_length / a.sr) / 2.0
+        df = self.plan.delta_f
+        nb = X.shape[-2]
+        for c in range(a.channels):
+            for i in np.flatnonzero(a.treated[c]):
+                h = int(a.harmonics[i])
+                centre = h * f0
+                half = self.width_hz / 2.0 + h * drift
+                lo = np.clip(np.ceil((centre - half) / df), 0, nb).astype(np.int64)
+                hi = np.clip(np.floor((centre + half) / df) + 1, 0, nb).astype(np.int64)
+                for j in range(k):
+                    X[c, lo[j] : hi[j], j] = 0
+        return X
+
+    def push(self, block: np.ndarray) -> np.ndarray:
+        """Feed samples ``(channels, n)``; return the finished output samples ``(channels, n_out)``."""
+        block = _check_block(block, self.analysis.channels).astype(np.float64)
+        X = self._stft.push(block)
+        X = self._erase(X)
+        self._frame += X.shape[-1]
+        return self._istft.push(X)
+
+    def finish(self) -> np.ndarray:
+        """End of input: return the remaining output samples ``(channels, n_out)``."""
+        X = self._erase(self._stft.finish())
+        self._frame += X.shape[-1]
+        head = self._istft.push(X)
+        return np.concatenate([head, self._istft.finish()], axis=-1)
+
+
+class HumMeter:
+    """Measure the lines of an analysis in another signal (typically the output), block by block.
+
+    Parameters
+    ----------
+    analysis : HumAnalysis
+
+    Notes
+    -----
+    The same demodulation along ``Φ`` and the same 1 s frame projections as
+    the analysis' pass 3; ``finish()`` returns ``10·log10(mean_m |v_k[m]|²)``
+    per channel and harmonic (dB re full-scale sine), comparable with
+    :attr:`HumAnalysis.level_db`.  Feed exactly ``analysis.n_samples`` samples.
+    """
+
+    def __init__(self, analysis: HumAnalysis):
+        a = self.analysis = analysis
+        self._power = np.zeros((a.channels, len(a.harmonics)))
+        self._count = 0
+        if len(a.harmonics) == 0:
+            self._dem = None
+            return
+        self._decim = decimation_factor(a.sr)
+        rate = a.sr / self._decim
+        self._framer = Framer(
+            n_total=n_decimated(a.n_samples, self._decim), length=int(round(FRAME_SECONDS * rate)) | 1,
+            hop=max(1, int(round(HOP_SECONDS * rate))),
+        )
+        self._dem = Demodulator(harmonics=a.harmonics, channels=a.channels, decim=self._decim, phase=a.phase)
+
+    def push(self, block: np.ndarray) -> None:
+        """Add the next samples ``(channels, n)``."""
+        block = _check_block(block, self.analysis.channels)
+        if self._dem is None:
+            return
+        frames, data = self._framer.push(self._dem.push(block))
+        if frames.size:
+            g, norm, _, _ = frame_geometry(self._framer, frames, self._decim, self.analysis.sr)
+            v = (data * g).astype(np.complex128).sum(axis=-1) * norm
+            self._power += np.sum(v.real**2 + v.imag**2, axis=-1)
+            self._count += frames.size
+
+    def finish(self) -> np.ndarray:
+        """Levels ``(channels, K)`` in dB (``-inf`` for an exact zero)."""
+        return _db(self._power / max(self._count, 1))
+
+
+# ----------------------------------------------------------------------------- one call
+
+
+def dehum(
+    x: np.ndarray,
+    *,
+    sr: int,
+    freq: float | None = None,
+    method: Method = "subtract",
+    harmonics: int | None = None,
+    threshold_db: float = DEFAULT_THRESHOLD_DB,
+    win_length: int | None = None,
+    width_hz: float | None = None,
+    block_size: int = 1 << 16,
+) -> DehumResult:
+    """Remove mains hum from a signal in memory.
+
+    Parameters
+    ----------
+    x : np.ndarray, shape (n,) or (channels, n), float
+        Samples, full scale ±1.
+    sr : int > 0
+        Sample rate (Hz).
+    freq : float or None
+        Nominal fundamental (Hz), or None to find it in 40..70 Hz.
+    method : {'subtract', 'erase'}
+        Model subtraction (default) or STFT bin erasure (see the module docstring).
+    harmonics : int >= 1 or None
+        Highest harmonic considered (default 40, below Nyquist).
+    threshold_db : float
+        Detection threshold (dB).
+    win_length : int, optional
+        ``erase`` only: STFT window in samples (default 1 s).
+    width_hz : float, optional
+        ``erase`` only: erased band per line (Hz, default ``4·sr/win_length``).
+    block_size : int >= 1
+        Samples per block (the result does not depend on it for ``subtract``;
+        for ``erase`` up to FFT rounding).
+
+    Returns
+    -------
+    DehumResult
+        ``output`` and ``residual`` shaped like ``x`` (float64), the analysis and
+        the line levels of the output.
+
+    Raises
+    ------
+    ParameterError
+        Bad parameters, including ``win_length``/``width_hz`` with ``subtract``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sr = 16000
+    >>> t = np.arange(3 * sr) / sr
+    >>> x = 0.3 * np.sin(2 * np.pi * 440 * t) + 0.05 * np.sin(2 * np.pi * 50.02 * t)
+    >>> res = dehum(x, sr=sr, freq=50)
+    >>> round(res.analysis.f0, 2), res.analysis.treated_harmonics
+    (50.02, (1,))
+    """
+    if method not in METHODS:
+        raise ParameterError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
+    if method == "subtract" and (win_length is not None or width_hz is not None):
+        raise ParameterError("win_length and width_hz apply to method='erase' only")
+    x2, squeeze = _as_2d(x)
+    analysis = analyze_hum(x2, sr=sr, freq=freq, harmonics=harmonics, threshold_db=threshold_db, block_size=block_size)
+    n = x2.shape[1]
+    pieces = []
+    if method == "subtract":
+        sub = HumSubtractor(analysis)
+        for i in range(0, n, block_size):
+            pieces.append(sub.process(x2[:, i : i + block_size]))
+    else:
+        er = HumEraser(analysis, win_length=win_length, width_hz=width_hz)
+        if n:
+            for i in range(0, n, block_size):
+                pieces.append(er.push(x2[:, i : i + block_size]))
+            pieces.append(er.finish())
+    y = np.concatenate(pieces, axis=1) if pieces else np.zeros((x2.shape[0], 0))
+    meter = HumMeter(analysis)
+    meter.push(y)
+    after = meter.finish()
+    residual = x2.astype(np.float64) - y
+    if squeeze:
+        y, residual = y[0], residual[0]
+    return DehumResult(output=y, residual=residual, analysis=analysis, after_db=after, method=method)
