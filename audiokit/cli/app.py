@@ -32,6 +32,7 @@ except ImportError:  # pragma: no cover - older Typer uses click itself
 from .. import __version__
 from ..errors import AudiokitError
 from . import console
+from .dehum import dehum_command
 from .generate import generate_command
 from .info import info_command
 from .istft import istft_command
@@ -74,6 +75,7 @@ app.command("mel")(mel_command)
 app.command("istft")(istft_command)
 app.command("resample")(resample_command)
 app.command("quantize")(quantize_command)
+app.command("dehum")(dehum_command)
 
 
 class Terminated(BaseException):

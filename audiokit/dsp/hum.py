@@ -21,16 +21,22 @@ Analysis (:func:`analyze_hum`; three passes over the signal)
    ``Σ_k clip(prom(k·f) - 6 dB, 0, 30 dB)``, ``prom`` being the level over the
    median within ±10 Hz (:func:`audiokit.dsp.hum_track.find_fundamental`);
    candidates every 5 mHz in ``nominal ± 1 %`` (``freq=50`` searches
-   49.5..50.5 Hz) or in 40..70 Hz for ``freq=None`` (auto), then a parabola.
-   Capping each harmonic's vote keeps one strong music partial near a line
-   from pulling the estimate.
+   49.5..50.5 Hz), then a parabola.  ``freq=None`` (auto) searches both mains
+   windows, 50 ± 1 % and 60 ± 1 % Hz, and keeps the one with the larger
+   harmonic sum.  Capping each harmonic's vote keeps one strong music partial
+   near a line from pulling the estimate; keeping the fundamental within
+   ± 1 % of a nominal value keeps held notes (G1 = 49.0 Hz, a 102 Hz note
+   seen as the 2nd harmonic of 51 Hz) from being taken for hum.
 2. **Drift.**  Every harmonic whose long-term prominence exceeds 6 dB is
    shifted to 0 Hz at ``k·f_ref`` and decimated to about 200 Hz
    (:class:`~audiokit.dsp.hum_track.Demodulator`).  In frames of
    :data:`FRAME_SECONDS` (Hann, hop :data:`HOP_SECONDS`) the offset ``δ`` of
    the fundamental maximising the weighted harmonic energy
-   ``Σ_k w_k |Σ_j g_j d_k[j] e^{-2πi kδτ_j}|²`` is searched in ±0.5 Hz
-   (weights ``w_k`` = long-term line-to-floor power ratio minus 1); ``ψ`` is
+   ``Σ_k w_k |Σ_j g_j d_k[j] e^{-2πi kδτ_j}|²`` is searched over the search
+   window widened by half its width (weights ``w_k`` = long-term
+   line-to-floor power ratio minus 1); a frame whose best fit falls outside
+   the window is following something else (a note beside a line) and gets
+   the offset interpolated from its neighbours; ``ψ`` is
    its integral over the frame times (trapezoids), a natural cubic spline in
    between and a straight line beyond the first and last frame.
 3. **Amplitudes.**  All harmonics ``k = 1 .. K`` are demodulated along the
@@ -41,8 +47,9 @@ Analysis (:func:`analyze_hum`; three passes over the signal)
 
    * ``ψ`` is refined three times from the phase residuals of all harmonics,
      ``Δψ[m] = Σ w·k·∠(v_k·conj(v̄_k)) / (2π Σ w·k²)`` with ``w = |v̄_k|²/r_k``
-     (``v̄_k``: 8-second average) -- a phase detector is far more precise than
-     a frequency search;
+     (``v̄_k``: 8-second average; each round may bend the frequency by at most
+     0.02 Hz, so a partial beside a line cannot drag the track away) -- a
+     phase detector is far more precise than a frequency search;
    * ``A_k`` is a robust, noise-weighted Hann-kernel average of ``v_k`` over a
      *span* chosen per harmonic among :data:`SPANS` by cross-validation
      (prediction error of each frame from frames that do not overlap it):
@@ -51,7 +58,10 @@ Analysis (:func:`analyze_hum`; three passes over the signal)
    * **detection**: a harmonic (per channel) is treated when the power of
      ``A_k`` exceeds the variance that the floor alone would give it (noise
      averaged by the same kernel, overlap of the frames included) by
-     ``threshold_db`` (default :data:`DEFAULT_THRESHOLD_DB`).  Untreated
+     ``threshold_db`` (default :data:`DEFAULT_THRESHOLD_DB`), and the
+     channel shows its fundamental, or at least two harmonics of which one is
+     among the first three (hum always has a strong low line; partials of a
+     held note that happen to sit on ``k·f0`` far up are not hum).  Untreated
      harmonics are left exactly as they are, so a clean signal passes through
      untouched.
 
@@ -66,7 +76,8 @@ Removal
 synthesised sample by sample from ``Φ`` and the amplitudes (linear
 interpolation between frame times, held constant before the first and after
 the last).  No window, no overlap-add: the model is smooth in time by
-construction, and stream processing gives the same samples as one-shot.
+construction, and stream processing gives the same samples as one-shot (to
+float32 rounding of the synthesis, below 1e-6).
 
 ``erase`` (:class:`HumEraser`): the method of the STFT tutorials.  A
 periodic-Hann STFT with window ``W`` (default 1 s, so ``Δf = 1 Hz``), hop
@@ -82,17 +93,22 @@ Levels (:class:`HumAnalysis`, :class:`HumMeter`)
 -------------------------------------------------
 In dB re a full-scale sine (peak amplitude 1.0 = 0 dB), per channel and
 harmonic: ``level_db = 10·log10(mean_m |v_k[m]|²)``: what a 1 s frame reads
-at the line (hum plus whatever signal is there); ``floor_db =
-10·log10(mean_m r_k[m])``: what it reads beside the line; ``snr_db``: the
-detection statistic.  :class:`HumMeter` applies the same projection to the
-output (``after_db``): a treated harmonic comes down to about the floor.
+at the line (hum plus whatever signal is there; from pass 3, before the
+phase refinement); ``floor_db = 10·log10(mean_m r_k[m])``: what it reads
+beside the line; ``snr_db``: the detection statistic.  :class:`HumMeter`
+applies the same projection (along the refined phase) to the output
+(``after_db``): a treated harmonic comes down to about the floor, or to what
+the signal itself has at the line, whichever is higher.
+
+The fundamental is reported as :attr:`HumAnalysis.f0` (mean over the signal)
+and :attr:`HumAnalysis.f0_track` (per frame, the slope of ``ψ`` over ±0.5 s).
 
 Memory and passes
 -----------------
 The three analysis passes read the signal block by block; what is kept is
 per frame (4 per second): ``channels × K`` complex amplitudes and floors, a
-few kilobytes per second of audio.  Removal is a fourth pass (a fifth with
-``--normalize``).
+few kilobytes per second of audio.  Removal is a fourth pass (the CLI's
+``--normalize`` adds one).
 """
 
 from __future__ import annotations
@@ -127,7 +143,7 @@ from .hum_track import (
 from .stft import IstftStream, StftPlan, StftStream
 
 __all__ = [
-    "AUTO_RANGE",
+    "AUTO_NOMINALS",
     "DEFAULT_THRESHOLD_DB",
     "METHODS",
     "DehumResult",
@@ -144,8 +160,8 @@ Method = Literal["subtract", "erase"]
 METHODS: tuple[str, ...] = get_args(Method)
 """Removal methods, default first."""
 
-#: Search range of the fundamental for ``freq=None`` (auto), Hz.
-AUTO_RANGE = (40.0, 70.0)
+#: Nominal mains frequencies tried by ``freq=None`` (auto), Hz.
+AUTO_NOMINALS = (50.0, 60.0)
 #: Half-width of the search around a given nominal frequency, relative.
 NOMINAL_TOLERANCE = 0.01
 #: Highest harmonic considered by default.
@@ -157,8 +173,6 @@ HOP_SECONDS = 0.25
 SPANS = (2.0, 4.0, 8.0, 16.0)
 #: Span of the average used while refining the phase track (s).
 REFINE_SPAN = 8.0
-#: Largest offset of the fundamental from the reference searched per frame (Hz).
-MAX_OFFSET_HZ = 0.5
 #: Detection threshold: amplitude power over its noise-only variance (dB).
 DEFAULT_THRESHOLD_DB = 8.0
 #: Shortest signal analysed (s); shorter input is passed through with a warning.
@@ -169,6 +183,8 @@ ERASE_WINDOW_SECONDS = 1.0
 NYQUIST_MARGIN_HZ = 5.0
 
 _REFINE_ROUNDS = 3
+_REFINE_LIMIT = 0.02  # cycles per round
+_REFINE_SLOPE = 0.02  # Hz per round
 _ROBUST_ROUNDS = 6
 
 
@@ -210,10 +226,13 @@ class HumAnalysis:
     channels : int
     n_samples : int
         Signal length (samples per channel).
-    nominal : float or None
-        The nominal frequency asked for (Hz), None for auto.
+    nominal : float
+        The nominal frequency (Hz): the one asked for, or with ``auto`` the
+        one chosen (50 or 60).
+    auto : bool
+        True when the nominal frequency was chosen automatically.
     search : (float, float)
-        Range searched for the fundamental (Hz).
+        Range searched for the fundamental (Hz), ``nominal ± 1 %``.
     f_ref : float
         Reference frequency of the phase ``Φ`` (Hz): the long-term estimate.
     harmonics : np.ndarray, shape (K,), int
@@ -239,7 +258,8 @@ class HumAnalysis:
     sr: int
     channels: int
     n_samples: int
-    nominal: float | None
+    nominal: float
+    auto: bool
     search: tuple[float, float]
     f_ref: float
     harmonics: np.ndarray
@@ -284,8 +304,30 @@ class HumAnalysis:
 
     @property
     def f0_track(self) -> np.ndarray:
-        """``f0`` at :attr:`times` (Hz), shape (M,)."""
-        return self.frequency(self.times)
+        """``f0`` at :attr:`times` (Hz), shape (M,): ``f_ref`` plus the least-squares slope of ``ψ`` over ±0.5 s.
+
+        Smoother than :meth:`frequency` (the derivative of the interpolating
+        spline), which amplifies the phase noise of single frames, most at
+        the two ends.
+        """
+        t, psi = self.times, self.psi
+        out = np.full(t.shape, float(self.f_ref))
+        if len(t) < 2:
+            return out
+        lo = np.searchsorted(t, t - 0.5 - 1e-9, side="left")
+        hi = np.searchsorted(t, t + 0.5 + 1e-9, side="right")
+        width = int((hi - lo).max())
+        idx = lo[:, None] + np.arange(width)
+        use = idx < hi[:, None]
+        idx = np.minimum(idx, len(t) - 1)
+        dt = np.where(use, t[idx] - t[:, None], 0.0)
+        dp = np.where(use, psi[idx] - psi[:, None], 0.0)
+        cnt = use.sum(axis=1)
+        mt, mp = dt.sum(axis=1) / cnt, dp.sum(axis=1) / cnt
+        ct = np.where(use, dt - mt[:, None], 0.0)
+        var = (ct**2).sum(axis=1)
+        slope = np.where(var > 0, (ct * (dp - mp[:, None])).sum(axis=1) / np.where(var > 0, var, 1.0), 0.0)
+        return out + slope
 
     @property
     def f0(self) -> float:
@@ -302,25 +344,28 @@ class HumAnalysis:
         out = np.zeros((self.channels, n.size))
         if n.size == 0 or not self.found:
             return out
-        u = np.exp(2j * np.pi * np.mod(self.phase(n), 1.0))
+        ang = (2 * np.pi) * np.mod(self.phase(n), 1.0)
+        u = np.empty(n.size, np.complex64)
+        u.real, u.imag = np.cos(ang), np.sin(ang)
         t = n / self.sr
         times = self.times
         if len(times) > 1:
             seg = np.clip(np.searchsorted(times, t, side="right") - 1, 0, len(times) - 2)
-            frac = np.clip((t - times[seg]) / (times[seg + 1] - times[seg]), 0.0, 1.0)
+            frac = np.clip((t - times[seg]) / (times[seg + 1] - times[seg]), 0.0, 1.0).astype(np.float32)
         else:
             seg, frac = np.zeros(n.size, np.int64), np.zeros(n.size)
         for c in range(self.channels):
             ks = np.flatnonzero(self.treated[c])
             if ks.size == 0:
                 continue
-            acc = np.zeros(n.size, complex)
+            acc = np.zeros(n.size, np.complex64)
             for i in range(int(ks.max()), -1, -1):
                 acc *= u
                 if self.treated[c, i]:
-                    a = self.amplitudes[c, i]
+                    a = self.amplitudes[c, i].astype(np.complex64)
                     if len(times) > 1:
-                        acc += a[seg] + (a[seg + 1] - a[seg]) * frac
+                        acc += a[seg]
+                        acc += (a[seg + 1] - a[seg]) * frac
                     else:
                         acc += a[0]
             out[c] = (acc * u).real
@@ -359,18 +404,22 @@ def _check_sr(sr) -> int:
     return int(sr)
 
 
-def _search_range(freq, sr: int) -> tuple[float | None, float, float]:
+def _window(f: float) -> tuple[float, float]:
+    half = max(NOMINAL_TOLERANCE * f, 0.05)
+    return f - half, f + half
+
+
+def _search_windows(freq, sr: int) -> list[tuple[float, float, float]]:
+    """``[(nominal, lo, hi), ...]``: the nominal frequencies to try and their search windows (Hz)."""
     nyq = sr / 2.0
     if freq is None:
-        lo, hi = AUTO_RANGE
-        return None, lo, min(hi, nyq)
+        return [(f,) + _window(f) for f in AUTO_NOMINALS if _window(f)[1] < nyq] or [(AUTO_NOMINALS[0],) + _window(AUTO_NOMINALS[0])]
     if isinstance(freq, bool) or not isinstance(freq, (int, float, np.integer, np.floating)) or not math.isfinite(freq):
         raise ParameterError(f"freq must be a frequency in Hz or None (auto), got {freq!r}")
     f = float(freq)
     if not 0 < f < nyq:
         raise ParameterError(f"freq must be > 0 and below the Nyquist frequency {nyq:g} Hz, got {f:g} Hz")
-    half = max(NOMINAL_TOLERANCE * f, 0.05)
-    return f, f - half, f + half
+    return [(f,) + _window(f)]
 
 
 def _check_harmonics(harmonics) -> int:
@@ -418,7 +467,7 @@ def analyze_hum(
         Sample rate (Hz).
     freq : float or None
         Nominal fundamental (Hz): the estimate is searched within ±1 % of it.
-        None: search 40..70 Hz (:data:`AUTO_RANGE`).
+        None: try 50 and 60 Hz (:data:`AUTO_NOMINALS`) and keep the better.
     harmonics : int >= 1 or None
         Highest harmonic considered (default :data:`MAX_HARMONICS`), capped
         :data:`NYQUIST_MARGIN_HZ` below the Nyquist frequency.  Only the
@@ -486,19 +535,18 @@ def analyze_hum_blocks(
     HumAnalysis
     """
     sr = _check_sr(sr)
-    nominal, lo, hi = _search_range(freq, sr)
+    windows = _search_windows(freq, sr)
+    auto = freq is None
     kmax_req = _check_harmonics(harmonics)
     threshold_db = _check_threshold(threshold_db)
     channels, n_samples = int(channels), int(n_samples)
-    k_cap = int(math.floor((sr / 2.0 - NYQUIST_MARGIN_HZ) / hi)) if hi > 0 else 0
-    kmax = min(kmax_req, max(k_cap, 0))
-    if harmonics is not None and kmax_req > kmax:
-        warnings.warn(
-            f"harmonics above {kmax} would reach the Nyquist frequency {sr / 2:g} Hz; considering 1..{kmax}",
-            stacklevel=3,
-        )
-    empty = _empty_analysis(sr, channels, n_samples, nominal, (lo, hi), threshold_db)
-    if kmax < 1:
+
+    def cap(hi: float) -> int:
+        return min(kmax_req, max(int(math.floor((sr / 2.0 - NYQUIST_MARGIN_HZ) / hi)), 0))
+
+    nominal, lo, hi = windows[0]
+    empty = _empty_analysis(sr, channels, n_samples, nominal, auto, (lo, hi), threshold_db)
+    if max(cap(w[2]) for w in windows) < 1:
         warnings.warn(
             f"no harmonic of {lo:g}..{hi:g} Hz lies below the Nyquist frequency {sr / 2:g} Hz: nothing to remove",
             stacklevel=3,
@@ -510,17 +558,31 @@ def analyze_hum_blocks(
             stacklevel=3,
         )
         return empty
-    fmax = min(sr / 2.0, kmax * hi + 5.0)
+    fmax_all = min(sr / 2.0, max(cap(w[2]) * w[2] for w in windows) + 5.0)
 
-    # pass 1: long-term spectrum -> reference frequency
-    lts = LongTermSpectrum(sr=sr, n_total=n_samples, fmax=fmax)
+    # pass 1: long-term spectrum -> reference frequency (the best-scoring window when auto)
+    lts = LongTermSpectrum(sr=sr, n_total=n_samples, fmax=fmax_all)
     for block in blocks():
         lts.push(block)
     power = lts.finish()
     if not np.any(power > 0):
         warnings.warn("the signal is silent: no hum to remove", stacklevel=3)
         return empty
-    f_ref, _, prom = find_fundamental(power, lts.df, lo=lo, hi=hi, kmax=kmax, fmax=fmax)
+    best = None
+    for nom, w_lo, w_hi in windows:
+        k_w = cap(w_hi)
+        if k_w < 1:
+            continue
+        f_w = min(sr / 2.0, k_w * w_hi + 5.0)
+        found = find_fundamental(power, lts.df, lo=w_lo, hi=w_hi, kmax=k_w, fmax=f_w)
+        if best is None or found[1] > best[1][1]:
+            best = ((nom, w_lo, w_hi, k_w), found)
+    (nominal, lo, hi, kmax), (f_ref, _, prom) = best  # type: ignore[misc]
+    if harmonics is not None and kmax_req > kmax:
+        warnings.warn(
+            f"harmonics above {kmax} would reach the Nyquist frequency {sr / 2:g} Hz; considering 1..{kmax}",
+            stacklevel=3,
+        )
     harm = np.arange(1, kmax + 1)
 
     decim = decimation_factor(sr)
@@ -539,14 +601,22 @@ def analyze_hum_blocks(
     _, _, times, _ = frame_geometry(framer, all_frames, decim, sr)
     delta = np.zeros(framer.n_frames)
     if track_k.size:
+        margin = 0.5 * (hi - lo) / 2.0
         weights = 10.0 ** (prom[track_k - 1] / 10.0) - 1.0
         step = f_ref / sr
         dem = Demodulator(harmonics=track_k, channels=channels, decim=decim, phase=lambda n: n * step)
         for block in blocks():
             frames, data = framer.push(dem.push(block))
             if frames.size:
-                g, _, _, tau = frame_geometry(framer, frames, decim, sr)
-                delta[frames] = search_offsets(data, g, tau, track_k, weights, max_offset=MAX_OFFSET_HZ)
+                g, _, _, _ = frame_geometry(framer, frames, decim, sr)
+                delta[frames] = search_offsets(data, g, track_k, weights, rate=rate, offsets=(lo - margin - f_ref, hi + margin - f_ref))
+        # a frame whose best fit lies outside the window is following something else (a note
+        # beside a line): its offset is interpolated from the frames that stay inside
+        inside = (f_ref + delta >= lo) & (f_ref + delta <= hi)
+        if inside.any():
+            delta = np.interp(times, times[inside], delta[inside])
+        else:
+            delta = np.clip(delta, lo - f_ref, hi - f_ref)
     psi = np.zeros(len(times))
     if len(times) > 1:
         psi[1:] = np.cumsum(0.5 * (delta[1:] + delta[:-1]) * np.diff(times))
@@ -566,16 +636,16 @@ def analyze_hum_blocks(
             v[:, :, frames], r[:, :, frames] = project(data, g, norm, tau, probes)
 
     return _finish_analysis(
-        v, r, times, psi, hop_s, framer, sr=sr, channels=channels, n_samples=n_samples, nominal=nominal,
+        v, r, times, psi, hop_s, framer, sr=sr, channels=channels, n_samples=n_samples, nominal=nominal, auto=auto,
         search=(lo, hi), f_ref=f_ref, harm=harm, track_k=track_k, threshold_db=threshold_db,
     )
 
 
-def _empty_analysis(sr, channels, n_samples, nominal, search, threshold_db) -> HumAnalysis:
+def _empty_analysis(sr, channels, n_samples, nominal, auto, search, threshold_db) -> HumAnalysis:
     z = np.zeros((channels, 0))
     return HumAnalysis(
-        sr=sr, channels=channels, n_samples=n_samples, nominal=nominal, search=search,
-        f_ref=float(nominal if nominal is not None else 0.0), harmonics=np.zeros(0, np.int64), times=np.zeros(0),
+        sr=sr, channels=channels, n_samples=n_samples, nominal=nominal, auto=auto, search=search,
+        f_ref=float(nominal), harmonics=np.zeros(0, np.int64), times=np.zeros(0),
         psi=np.zeros(0), amplitudes=np.zeros((channels, 0, 0), complex), treated=np.zeros((channels, 0), bool),
         level_db=z, floor_db=z.copy(), snr_db=z.copy(), span_s=z.copy(), tracked=(), threshold_db=threshold_db,
     )
@@ -586,64 +656,88 @@ def _db(p: np.ndarray) -> np.ndarray:
         return 10.0 * np.log10(np.maximum(p, 0.0))
 
 
-def _finish_analysis(v, r, times, psi, hop_s, framer, *, sr, channels, n_samples, nominal, search, f_ref, harm,
+_ROW_CHUNK = 16  # (channel, harmonic) rows processed together: bounds the temporaries
+
+
+def _finish_analysis(v, r, times, psi, hop_s, framer, *, sr, channels, n_samples, nominal, auto, search, f_ref, harm,
                      track_k, threshold_db) -> HumAnalysis:
-    """Refine the phase, choose spans, average the amplitudes, detect (all on frame arrays)."""
+    """Refine the phase, choose spans, average the amplitudes, detect (all on frame arrays).
+
+    The rows (channel, harmonic) are independent but for the phase refinement,
+    which sums over them; they are handled :data:`_ROW_CHUNK` at a time so
+    that the temporaries stay small for long signals.
+    """
     tiny = np.finfo(float).tiny
-    kk = harm[None, :, None].astype(float)
-    rr = np.maximum(r, tiny)
-    rot = v.copy()
+    n_k, m = len(harm), v.shape[-1]
+    rot = v.reshape(-1, m).copy()
+    rr = np.maximum(r.reshape(-1, m), tiny)
+    kk = np.tile(harm.astype(float), channels)[:, None]
+    chunks = [slice(i, min(i + _ROW_CHUNK, rot.shape[0])) for i in range(0, rot.shape[0], _ROW_CHUNK)]
     psi = psi.copy()
     ker = hann_kernel(REFINE_SPAN / hop_s)
     for _ in range(_REFINE_ROUNDS):
-        mean, _ = kernel_smooth(rot, 1.0 / rr, ker)
-        w = (mean.real**2 + mean.imag**2) / rr
-        ang = np.angle(rot * np.conj(mean))
-        num = np.sum(w * kk * ang, axis=(0, 1))
-        den = np.sum(w * kk**2, axis=(0, 1))
+        num, den = np.zeros(m), np.zeros(m)
+        for c in chunks:
+            mean, _ = kernel_smooth(rot[c], 1.0 / rr[c], ker)
+            w = (mean.real**2 + mean.imag**2) / rr[c]
+            num += np.sum(w * kk[c] * np.angle(rot[c] * np.conj(mean)), axis=0)
+            den += np.sum(w * kk[c] ** 2, axis=0)
         dpsi = np.where(den > 0, num / np.maximum(den, tiny), 0.0) / (2 * np.pi)
+        # a correction, not a new track: each round may shift the phase by at most
+        # _REFINE_LIMIT cycles and bend the frequency by at most _REFINE_SLOPE Hz
+        steps = np.clip(np.diff(dpsi), -_REFINE_SLOPE * np.diff(times), _REFINE_SLOPE * np.diff(times))
+        dpsi = np.clip(dpsi[:1], -_REFINE_LIMIT, _REFINE_LIMIT) + np.concatenate([[0.0], np.cumsum(steps)])
         psi += dpsi
-        rot *= np.exp(-2j * np.pi * kk * dpsi)
+        for c in chunks:
+            rot[c] *= np.exp(-2j * np.pi * kk[c] * dpsi)
 
-    # span per (channel, harmonic) by cross-validation, then the robust average
+    # span per (channel, harmonic) by cross-validation, then the robust average and its noise variance
     exclude = int(np.ceil(framer.length / framer.hop / 2.0))  # frames sharing over half their window
-    mean0, _ = _robust_average(rot, rr, hann_kernel(REFINE_SPAN / hop_s), rounds=3)
-    w0 = 1.0 / (rr + np.abs(rot - mean0) ** 2)
-    scores = []
-    for span in SPANS:
-        kx = hann_kernel(span / hop_s, exclude=exclude)
-        pred, den = kernel_smooth(rot, w0, kx)
-        ok = den > 0
-        err = np.where(ok, w0 * np.abs(rot - pred) ** 2, 0.0).sum(-1)
-        tot = np.where(ok, w0, 0.0).sum(-1)
-        scores.append(np.where(tot > 0, err / np.maximum(tot, tiny), np.inf))
-    choice = np.argmin(np.stack(scores), axis=0)  # (C, K)
-    amps = np.zeros_like(rot)
-    lam = np.zeros(rot.shape)
     kappa = overlap_factor(framer.window, framer.hop)
-    for i, span in enumerate(SPANS):
-        sel = choice == i
-        if not sel.any():
-            continue
-        kx = hann_kernel(span / hop_s)
-        mean, w = _robust_average(rot[sel], rr[sel], kx, rounds=_ROBUST_ROUNDS)
-        amps[sel] = mean
-        den = convolve_frames(w, kx)
-        var = convolve_frames(w**2 * rr[sel], kx**2)
-        lam[sel] = kappa * var / np.maximum(den, tiny) ** 2
-    power = np.mean(amps.real**2 + amps.imag**2, axis=-1)
-    noise = np.mean(lam, axis=-1)
-    snr = _db(power / np.maximum(noise, tiny))
-    snr = np.where(power > 0, snr, -np.inf)
+    choice = np.zeros(rot.shape[0], np.int64)
+    power, noise = np.zeros(rot.shape[0]), np.zeros(rot.shape[0])
+    amps = np.zeros_like(rot)
+    for c in chunks:
+        y, rc = rot[c], rr[c]
+        mean0, _ = _robust_average(y, rc, ker, rounds=3)
+        w0 = 1.0 / (rc + np.abs(y - mean0) ** 2)
+        scores = []
+        for span in SPANS:
+            pred, den = kernel_smooth(y, w0, hann_kernel(span / hop_s, exclude=exclude))
+            ok = den > 0
+            err = np.where(ok, w0 * np.abs(y - pred) ** 2, 0.0).sum(-1)
+            tot = np.where(ok, w0, 0.0).sum(-1)
+            scores.append(np.where(tot > 0, err / np.maximum(tot, tiny), np.inf))
+        pick = np.argmin(np.stack(scores), axis=0)
+        choice[c] = pick
+        rows = np.arange(c.start, c.stop)
+        for i, span in enumerate(SPANS):
+            sel = rows[pick == i]
+            if not sel.size:
+                continue
+            kx = hann_kernel(span / hop_s)
+            mean, w = _robust_average(rot[sel], rr[sel], kx, rounds=_ROBUST_ROUNDS)
+            amps[sel] = mean
+            den = convolve_frames(w, kx)
+            var = convolve_frames(w**2 * rr[sel], kx**2)
+            power[sel] = np.mean(mean.real**2 + mean.imag**2, axis=-1)
+            noise[sel] = np.mean(kappa * var / np.maximum(den, tiny) ** 2, axis=-1)
+    snr = np.where(power > 0, _db(power / np.maximum(noise, tiny)), -np.inf).reshape(channels, n_k)
     treated = snr >= threshold_db
+    # a held note's partials can sit on k·f0: hum shows its fundamental, or at least two
+    # harmonics of which one is among the first three
+    low = treated[:, : min(3, n_k)].any(axis=1)
+    plausible = treated[:, 0] | ((treated.sum(axis=1) >= 2) & low)
+    treated[~plausible] = False
     analysis = HumAnalysis(
-        sr=sr, channels=channels, n_samples=n_samples, nominal=nominal, search=search, f_ref=float(f_ref),
-        harmonics=harm.astype(np.int64), times=times, psi=psi, amplitudes=amps, treated=treated,
-        level_db=_db(np.mean(np.abs(v) ** 2, axis=-1)), floor_db=_db(np.mean(r, axis=-1)), snr_db=snr,
-        span_s=np.asarray(SPANS)[choice], tracked=tuple(int(k) for k in track_k), threshold_db=threshold_db,
+        sr=sr, channels=channels, n_samples=n_samples, nominal=nominal, auto=auto, search=search, f_ref=float(f_ref),
+        harmonics=harm.astype(np.int64), times=times, psi=psi, amplitudes=amps.reshape(channels, n_k, m),
+        treated=treated, level_db=_db(np.mean(np.abs(v) ** 2, axis=-1)), floor_db=_db(np.mean(r, axis=-1)),
+        snr_db=snr, span_s=np.asarray(SPANS)[choice].reshape(channels, n_k), tracked=tuple(int(k) for k in track_k),
+        threshold_db=threshold_db,
     )
     if not analysis.found:
-        where = f"near {nominal:g} Hz" if nominal is not None else f"between {search[0]:g} and {search[1]:g} Hz"
+        where = "near 50 or 60 Hz" if auto else f"near {nominal:g} Hz"
         warnings.warn(f"no hum found {where} (no harmonic {threshold_db:g} dB above its noise): nothing removed",
                       stacklevel=4)
     return analysis
@@ -718,7 +812,8 @@ class HumEraser:
     sample is rebuilt).  ``push(block)`` returns the output samples that are
     final so far (the overlap-add lags the input by up to ``W`` samples),
     ``finish()`` the rest; the output has ``analysis.n_samples`` samples and
-    matches the one-shot result to float rounding (batched FFTs).
+    matches the one-shot result to float rounding (batched FFTs).  When no
+    harmonic is treated the input is passed through unchanged (no STFT).
     """
 
     def __init__(self, analysis: HumAnalysis, *, win_length: int | None = None, width_hz: float | None = None):
@@ -729,7 +824,7 @@ class HumEraser:
             win_length += win_length % 2
         if isinstance(win_length, bool) or not isinstance(win_length, (int, np.integer)):
             raise ParameterError(f"win_length must be a whole number of samples, got {win_length!r}")
-        f0 = analysis.f_ref if analysis.f_ref > 0 else AUTO_RANGE[0]
+        f0 = analysis.f_ref
         if win_length < 4 * sr / f0:
             raise ParameterError(
                 f"the erase window must hold at least 4 periods of the fundamental ({4 / f0:.3g} s = "
@@ -775,6 +870,8 @@ class HumEraser:
     def push(self, block: np.ndarray) -> np.ndarray:
         """Feed samples ``(channels, n)``; return the finished output samples ``(channels, n_out)``."""
         block = _check_block(block, self.analysis.channels).astype(np.float64)
+        if not self.analysis.found:
+            return block
         X = self._stft.push(block)
         X = self._erase(X)
         self._frame += X.shape[-1]
@@ -782,6 +879,8 @@ class HumEraser:
 
     def finish(self) -> np.ndarray:
         """End of input: return the remaining output samples ``(channels, n_out)``."""
+        if not self.analysis.found:
+            return np.zeros((self.analysis.channels, 0))
         X = self._erase(self._stft.finish())
         self._frame += X.shape[-1]
         head = self._istft.push(X)
@@ -859,7 +958,7 @@ def dehum(
     sr : int > 0
         Sample rate (Hz).
     freq : float or None
-        Nominal fundamental (Hz), or None to find it in 40..70 Hz.
+        Nominal fundamental (Hz), or None to choose between 50 and 60 Hz.
     method : {'subtract', 'erase'}
         Model subtraction (default) or STFT bin erasure (see the module docstring).
     harmonics : int >= 1 or None

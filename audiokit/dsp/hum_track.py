@@ -231,7 +231,8 @@ class Demodulator:
         self._carry = np.zeros((self.channels, 0), np.float32)
         self._pos = 0
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
-        self._ramp = ((np.arange(self.decim) + 0.5) / self.decim).astype(np.complex64)
+        ramp = (np.arange(self.decim) + 0.5) / self.decim
+        self._kernel = np.stack([np.ones(self.decim), ramp], axis=1).astype(np.complex64)  # (B, 2)
 
     def push(self, block: np.ndarray) -> np.ndarray:
         """Demodulate and decimate samples ``(channels, n)``; return ``(channels, K, j)`` complex64."""
@@ -245,8 +246,10 @@ class Demodulator:
         use, self._carry = x[:, : groups * b], x[:, groups * b :]
         n = self._pos + np.arange(groups * b, dtype=np.int64)
         self._pos += groups * b
-        cyc = np.mod(self._phase(n), 1.0)
-        u = np.exp(-2j * np.pi * cyc).astype(np.complex64)
+        ang = (2 * np.pi) * np.mod(self._phase(n), 1.0).astype(np.float32)
+        u = np.empty(ang.shape, np.complex64)
+        u.real = np.cos(ang)
+        u.imag = -np.sin(ang)
         z = use * u
         sums = np.empty((c, kk, groups), np.complex64)
         ramps = np.empty((c, kk, groups), np.complex64)
@@ -255,9 +258,9 @@ class Demodulator:
             while k_now < k:
                 z *= u
                 k_now += 1
-            zz = z.reshape(c, groups, b)
-            sums[:, i] = zz.sum(axis=-1)
-            ramps[:, i] = zz @ self._ramp
+            sr_ = z.reshape(c * groups, b) @ self._kernel
+            sums[:, i] = sr_[:, 0].reshape(c, groups)
+            ramps[:, i] = sr_[:, 1].reshape(c, groups)
         if self._prev is not None:
             sums = np.concatenate([self._prev[0], sums], axis=-1)
             ramps = np.concatenate([self._prev[1], ramps], axis=-1)
@@ -385,65 +388,68 @@ def _harmonic_phasors(base: np.ndarray, harmonics: np.ndarray) -> np.ndarray:
 def search_offsets(
     data: np.ndarray,
     g: np.ndarray,
-    tau: np.ndarray,
     harmonics: np.ndarray,
     weights: np.ndarray,
     *,
-    max_offset: float,
+    rate: float,
+    offsets: tuple[float, float],
 ) -> np.ndarray:
     """Per-frame frequency offset ``δ`` (Hz) of the fundamental that maximises the harmonic energy.
 
-    ``J(δ) = Σ_c Σ_k w_k |Σ_j G_j d_ck[j] e^{-2πi k δ τ_j}|²``: a grid over
-    ``[-max_offset, max_offset]`` with the harmonics ``k <= 4`` (or the two
-    lowest), then four parabolic refinements with all of them.
+    ``J(δ) = Σ_c Σ_k w_k |Σ_l G_l d_ck[l] e^{-2πi k δ l / rate}|²`` (``l``: index
+    in the frame; a time origin elsewhere changes the phase of each term, not
+    ``J``): a grid over ``[-max_offset, max_offset]`` with the harmonics
+    ``k <= 4`` (or the two lowest) over ``offsets``, then four parabolic
+    refinements with all of them (clipped to ``offsets``).
 
     Parameters
     ----------
     data : (C, K, nm, Ld) complex
         Frames demodulated at the reference frequency.
-    g, tau : (nm, Ld)
-        From :func:`frame_geometry`.
+    g : (nm, Ld)
+        Window weights (:func:`frame_geometry`).
     harmonics, weights : (K,)
         Harmonic numbers and their weights (>= 0).
+    rate : float
+        Decimated sample rate (Hz).
+    offsets : (float, float)
+        Search range of ``δ`` (Hz).
 
     Returns
     -------
     delta : (nm,) float64
     """
-    nm = data.shape[2]
+    c, _, nm, ld = data.shape
     if nm == 0:
         return np.zeros(0)
-    wd = (data * g).astype(np.complex128)
+    wd = (data * g).astype(np.complex64)
+    lags = (np.arange(ld) - ld // 2) / rate
     low = harmonics <= 4
     if not low.any():
         low = np.zeros(len(harmonics), bool)
         low[: min(2, len(harmonics))] = True
-    kl, wl, dl = harmonics[low].astype(float), weights[low], wd[:, low]
+    kl = harmonics[low].astype(float)
     step = min(0.02, 0.1 / float(kl.max()))
-    grid = np.arange(-max_offset, max_offset + step / 2, step)
-    best = np.zeros(nm)
-    best_val = np.full(nm, -np.inf)
-    for chunk in np.array_split(grid, max(1, len(grid) // 16)):
-        e = np.exp(-2j * np.pi * chunk[:, None, None, None] * kl[None, :, None, None] * tau[None, None])  # (g, K, nm, Ld)
-        v = np.einsum("ckmj,gkmj->gckm", dl, e, optimize=True)
-        val = np.einsum("k,gckm->gm", wl, v.real**2 + v.imag**2)
-        i = np.argmax(val, axis=0)
-        top = val[i, np.arange(nm)]
-        better = top > best_val
-        best = np.where(better, chunk[i], best)
-        best_val = np.where(better, top, best_val)
+    lo, hi = offsets
+    grid = np.arange(lo, hi + step / 2, step) if hi > lo else np.array([lo])
+    val = np.zeros((nm, len(grid)))
+    for k, w, d in zip(kl, weights[low], np.moveaxis(wd[:, low], 1, 0)):
+        e = np.exp(-2j * np.pi * k * np.outer(lags, grid)).astype(np.complex64)  # (Ld, grid)
+        v = d.reshape(c * nm, ld) @ e
+        val += w * (v.real**2 + v.imag**2).reshape(c, nm, -1).sum(axis=0)
+    best = grid[np.argmax(val, axis=1)]
 
     def energy(delta: np.ndarray) -> np.ndarray:
-        ph = _harmonic_phasors(np.exp(-2j * np.pi * delta[:, None] * tau), harmonics)  # (K, nm, Ld)
+        ph = _harmonic_phasors(np.exp(-2j * np.pi * delta[:, None] * lags).astype(np.complex64), harmonics)
         v = np.einsum("ckmj,kmj->ckm", wd, ph)
         return np.einsum("k,ckm->m", weights, v.real**2 + v.imag**2)
 
     for _ in range(4):
-        a, b, c = energy(best - step), energy(best), energy(best + step)
-        den = a - 2 * b + c
+        a, b, cc = energy(best - step), energy(best), energy(best + step)
+        den = a - 2 * b + cc
         ok = den < 0
-        off = np.where(ok, 0.5 * (a - c) / np.where(ok, den, -1.0), 0.0)
-        best = np.clip(best + np.clip(off, -1, 1) * step, -max_offset, max_offset)
+        off = np.where(ok, 0.5 * (a - cc) / np.where(ok, den, -1.0), 0.0)
+        best = np.clip(best + np.clip(off, -1, 1) * step, lo, hi)
         step /= 4
     return best
 

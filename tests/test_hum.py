@@ -1,0 +1,313 @@
+"""Tests of audiokit.dsp.hum: fundamental and drift estimates, subtraction depth, clean pass-through,
+detection per harmonic, erase, auto 50/60, streaming equals one-shot, errors."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from audiokit.dsp.hum import (
+    DEFAULT_THRESHOLD_DB,
+    HumEraser,
+    HumMeter,
+    HumSubtractor,
+    analyze_hum,
+    analyze_hum_blocks,
+    dehum,
+)
+from audiokit.engine import get_backend
+from audiokit.errors import ParameterError
+
+SR = 16000
+
+
+def hum(f0, n, *, amp=0.05, harmonics=(1, 2, 3, 4, 5), sr=SR, drift=None, seed=0):
+    """``Σ_k amp/k·cos(k·φ + θ_k)``; ``φ`` integrates ``f0 + drift(t)``; returns ``(h, φ)``."""
+    t = np.arange(n) / sr
+    f = f0 + (drift(t) if drift is not None else np.zeros(n))
+    phase = 2 * np.pi * np.concatenate([[0.0], np.cumsum(f[:-1])]) / sr
+    theta = np.random.default_rng(seed).uniform(0, 2 * np.pi, max(harmonics))
+    h = sum(amp / k * np.cos(k * phase + theta[k - 1]) for k in harmonics)
+    return h, phase
+
+
+def hum_energy(e, phase, harmonics, *, sr=SR, frame=0.5):
+    """Energy of ``e`` explained by cos/sin of each harmonic's true phase, per 0.5 s frame (naive LS)."""
+    size = int(frame * sr)
+    total = 0.0
+    for a in range(0, len(e) - size + 1, size):
+        basis = np.stack([f(k * phase[a : a + size]) for k in harmonics for f in (np.cos, np.sin)], axis=1)
+        coef, *_ = np.linalg.lstsq(basis, e[a : a + size], rcond=None)
+        total += float(np.sum((basis @ coef) ** 2))
+    return total
+
+
+def reduction_db(clean, hummed, out, phase, harmonics):
+    return 10 * math.log10(hum_energy(out - clean, phase, harmonics) / hum_energy(hummed - clean, phase, harmonics))
+
+
+def sdr(ref, est):
+    err = np.sum((est - ref) ** 2)
+    return math.inf if err == 0 else 10 * math.log10(np.sum(ref**2) / err)
+
+
+def programme(rng, n, sr=SR):
+    """A stand-in for speech and music: tones off the hum lines plus coloured noise."""
+    t = np.arange(n) / sr
+    x = 0.1 * np.sin(2 * np.pi * 440 * t) + 0.05 * np.sin(2 * np.pi * 1234.5 * t)
+    noise = np.cumsum(rng.standard_normal(n)) * 0.002
+    noise -= np.convolve(noise, np.ones(801) / 801, mode="same")
+    return x + noise + 0.005 * rng.standard_normal(n)
+
+
+def quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+# ----------------------------------------------------------------------------- estimates
+
+
+def test_fundamental_is_estimated_within_10_mhz(rng):
+    n = 3 * SR
+    h, _ = hum(50.03, n)
+    a = analyze_hum(h + 0.01 * rng.standard_normal(n), sr=SR, freq=50)
+    assert abs(a.f0 - 50.03) < 0.01
+    assert np.all(np.abs(a.f0_track - 50.03) < 0.01)
+    assert a.treated_harmonics == (1, 2, 3, 4, 5)
+
+
+def test_drift_is_tracked(rng):
+    n = 4 * SR
+
+    def drift(t):
+        return 0.08 * np.sin(2 * np.pi * t / 3.0)
+
+    h, phase = hum(60.0, n, drift=drift)
+    x = h + 0.01 * rng.standard_normal(n)
+    a = analyze_hum(x, sr=SR, freq=60)
+    inner = (a.times > 0.5) & (a.times < 3.5)
+    assert np.max(np.abs(a.frequency(a.times[inner]) - (60 + drift(a.times[inner])))) < 0.01
+    # the reported track (slope over ±0.5 s) smooths a little: this drift is 10x faster than a grid's
+    assert np.max(np.abs(a.f0_track[inner] - (60 + drift(a.times[inner])))) < 0.02
+    assert a.f0_track.max() - a.f0_track.min() > 0.12  # the drift is followed, not averaged out
+    out = HumSubtractor(a).process(x[None])[0]
+    assert reduction_db(x - h, x, out, phase, range(1, 6)) <= -30
+
+
+# ----------------------------------------------------------------------------- subtraction
+
+
+def test_subtract_removes_30_db_of_hum_under_a_programme(rng):
+    n = 3 * SR
+    clean = programme(rng, n)
+    h, phase = hum(50.02, n, amp=0.1, harmonics=tuple(range(1, 9)))
+    res = dehum(clean + h, sr=SR, freq=50)
+    assert reduction_db(clean, clean + h, res.output, phase, range(1, 9)) <= -30
+    assert sdr(clean, res.output) >= 30
+    np.testing.assert_allclose(res.residual, clean + h - res.output)
+
+
+def test_clean_signal_passes_through_untouched(rng):
+    n = 3 * SR
+    clean = programme(rng, n)
+    with pytest.warns(UserWarning, match="no hum found near 50 Hz"):
+        res = dehum(clean, sr=SR, freq=50)
+    assert res.analysis.treated_harmonics == ()
+    assert sdr(clean, res.output) >= 30
+    np.testing.assert_array_equal(res.output, clean)
+
+
+def test_harmonics_that_are_absent_are_not_treated(rng):
+    n = 3 * SR
+    clean = programme(rng, n)
+    h, phase = hum(50.0, n, amp=0.08, harmonics=(1, 3, 5))
+    res = dehum(clean + h, sr=SR, freq=50)
+    a = res.analysis
+    assert a.treated_harmonics == (1, 3, 5)
+    # the removed signal holds (next to) nothing at the untreated lines: < -60 dB re the fundamental
+    for k in (2, 4, 6, 7):
+        assert hum_energy(res.residual, phase, [k]) < 1e-6 * hum_energy(h, phase, [1])
+    assert reduction_db(clean, clean + h, res.output, phase, (1, 3, 5)) <= -30
+
+
+def test_a_partial_two_hz_from_a_line_is_kept(rng):
+    n = 4 * SR
+    t = np.arange(n) / SR
+    note = 0.05 * np.sin(2 * np.pi * 102.0 * t)  # 2 Hz from the 2nd harmonic
+    clean = note + 0.003 * rng.standard_normal(n)
+    h, phase = hum(50.0, n, amp=0.1, harmonics=(1, 2, 3))
+    out = dehum(clean + h, sr=SR, freq=50).output
+    trim = SR // 2
+    basis = np.stack([np.sin(2 * np.pi * 102 * t), np.cos(2 * np.pi * 102 * t)], 1)[trim:-trim]
+    coef, *_ = np.linalg.lstsq(basis, out[trim:-trim], rcond=None)
+    assert 20 * math.log10(np.hypot(*coef) / 0.05) == pytest.approx(0, abs=0.2)
+    assert reduction_db(clean, clean + h, out, phase, (1, 2, 3)) <= -25
+
+
+def test_channels_are_treated_separately(rng):
+    n = 3 * SR
+    clean = np.stack([programme(rng, n), programme(rng, n)])
+    h, _ = hum(50.0, n, amp=0.1)
+    x = clean + np.stack([h, np.zeros(n)])
+    res = dehum(x, sr=SR, freq=50)
+    assert res.analysis.treated[0, :5].all() and not res.analysis.treated[1].any()
+    np.testing.assert_array_equal(res.output[1], x[1])
+    assert sdr(clean[0], res.output[0]) > 30
+
+
+def test_meter_shows_the_lines_brought_down_to_the_floor(rng):
+    n = 3 * SR
+    clean = programme(rng, n)
+    h, _ = hum(50.0, n, amp=0.1)
+    res = dehum(clean + h, sr=SR, freq=50)
+    a = res.analysis
+    treated = a.treated[0]
+    assert np.all(res.after_db[0, treated] < a.level_db[0, treated] - 20)
+    assert np.all(np.abs(res.after_db[0, treated] - a.floor_db[0, treated]) < 10)
+    # untreated lines keep their level (within the model's faint sidebands)
+    np.testing.assert_allclose(res.after_db[0, ~treated], a.level_db[0, ~treated], atol=2.0)
+    meter = HumMeter(a)
+    meter.push((clean + h)[None])
+    again = meter.finish()[0]  # the same projection as the analysis (along the refined track)
+    np.testing.assert_allclose(again[treated], a.level_db[0, treated], atol=0.05)
+
+
+# ----------------------------------------------------------------------------- erase
+
+
+def _band_power(x, freqs, sr=SR):
+    spec = np.abs(get_backend().rfft(x * np.hanning(len(x)))) ** 2
+    f = np.fft.rfftfreq(len(x), 1 / sr)
+    return np.array([spec[np.abs(f - c) < 0.5].sum() for c in freqs])
+
+
+def test_erase_removes_the_line_bins_and_keeps_the_rest(rng):
+    n = 4 * SR
+    t = np.arange(n) / SR
+    clean = 0.2 * np.sin(2 * np.pi * 440 * t) + 0.002 * rng.standard_normal(n)
+    h, _ = hum(50.0, n, amp=0.1, harmonics=(1, 2, 3))
+    x = clean + h
+    res = dehum(x, sr=SR, freq=50, method="erase")
+    lines = [50.0, 100.0, 150.0]
+    drop = 10 * np.log10(_band_power(res.output, lines) / _band_power(x, lines))
+    assert np.all(drop < -25)
+    assert 10 * np.log10(_band_power(res.output, [440.0]) / _band_power(x, [440.0]))[0] == pytest.approx(0, abs=0.05)
+    # away from the erased bands the output is the input
+    far = _band_power(res.output - clean, [300.0, 700.0, 2000.0])
+    assert np.all(far < 1e-6 * _band_power(x, [50.0]))
+
+
+def test_erase_width_and_window(rng):
+    n = 4 * SR
+    h, _ = hum(50.0, n, amp=0.1, harmonics=(1, 2))
+    x = h + 0.002 * rng.standard_normal(n)
+    a = analyze_hum(x, sr=SR, freq=50)
+    er = HumEraser(a)
+    assert (er.win_length, er.width_hz) == (16000, 4.0)
+    er = HumEraser(a, win_length=32000, width_hz=3.0)
+    assert (er.plan.hop_length, er.width_hz) == (8000, 3.0)
+    y = np.concatenate([er.push(x[None]), er.finish()], axis=1)
+    assert y.shape == (1, n)
+    with pytest.raises(ParameterError, match="at least 4 periods"):
+        HumEraser(a, win_length=1000)
+    with pytest.raises(ParameterError, match="width_hz must be a number of Hz > 0"):
+        HumEraser(a, width_hz=0)
+
+
+# ----------------------------------------------------------------------------- auto, streaming
+
+
+def test_auto_picks_60_for_a_60_hz_hum(rng):
+    n = 3 * SR
+    h, _ = hum(59.97, n, amp=0.1)
+    a = analyze_hum(programme(rng, n) + h, sr=SR)
+    assert (a.nominal, a.auto) == (60.0, True)
+    assert a.f0 == pytest.approx(59.97, abs=0.01)
+    h, _ = hum(50.0, n, amp=0.1)
+    assert analyze_hum(programme(rng, n) + h, sr=SR).nominal == 50.0
+
+
+@pytest.mark.parametrize("block", [13, 777, 16000])
+def test_blocks_equal_one_shot(rng, block):
+    n = 3 * SR + 123
+    h, _ = hum(50.01, n, amp=0.1)
+    x = np.stack([programme(rng, n) + h, 0.5 * h])
+    one = dehum(x, sr=SR, freq=50, block_size=1 << 20)
+    a = analyze_hum_blocks(
+        lambda: (x[:, i : i + block] for i in range(0, n, block)), sr=SR, channels=2, n_samples=n, freq=50
+    )
+    np.testing.assert_allclose(a.psi, one.analysis.psi, atol=1e-9)
+    np.testing.assert_allclose(a.amplitudes, one.analysis.amplitudes, atol=1e-9)
+    np.testing.assert_array_equal(a.treated, one.analysis.treated)
+    sub = HumSubtractor(a)
+    y = np.concatenate([sub.process(x[:, i : i + block]) for i in range(0, n, block)], axis=1)
+    np.testing.assert_allclose(y, one.output, atol=1e-6)  # float32 synthesis: a few ulps
+    er = dehum(x, sr=SR, freq=50, method="erase", block_size=1 << 20)
+    streamed = dehum(x, sr=SR, freq=50, method="erase", block_size=block)
+    np.testing.assert_allclose(streamed.output, er.output, atol=1e-9)
+
+
+# ----------------------------------------------------------------------------- odd input, errors
+
+
+def test_short_input_warns_and_passes_through():
+    x = 0.1 * np.sin(2 * np.pi * 50 * np.arange(4000) / SR)
+    with pytest.warns(UserWarning, match="too short to measure hum"):
+        res = dehum(x, sr=SR, freq=50)
+    np.testing.assert_array_equal(res.output, x)
+
+
+def test_silence_warns_and_passes_through():
+    with pytest.warns(UserWarning, match="silent"):
+        res = dehum(np.zeros(SR), sr=SR)
+    assert not res.analysis.found and np.all(res.output == 0)
+
+
+def test_harmonics_are_capped_below_nyquist(rng):
+    n = 2 * 8000
+    h, _ = hum(50.0, n, amp=0.1, sr=8000)
+    with pytest.warns(UserWarning, match="harmonics above 79 would reach the Nyquist"):
+        a = analyze_hum(h + 0.001 * rng.standard_normal(n), sr=8000, freq=50, harmonics=100)
+    assert len(a.harmonics) == 79
+    assert len(quiet(analyze_hum, h, sr=8000, freq=50, harmonics=3).harmonics) == 3
+
+
+def test_threshold_decides(rng):
+    n = 2 * SR
+    h, _ = hum(50.0, n, amp=0.02)
+    x = h + 0.01 * rng.standard_normal(n)
+    assert analyze_hum(x, sr=SR, freq=50).found
+    with pytest.warns(UserWarning, match="no hum found"):
+        assert not analyze_hum(x, sr=SR, freq=50, threshold_db=300).found
+    assert DEFAULT_THRESHOLD_DB == 8.0
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"freq": -50}, "freq must be > 0 and below the Nyquist frequency 8000 Hz, got -50 Hz"),
+        ({"freq": 9000}, "below the Nyquist"),
+        ({"freq": "50"}, "freq must be a frequency in Hz or None"),
+        ({"method": "notch"}, "unknown method 'notch'; allowed: subtract, erase"),
+        ({"harmonics": 0}, "harmonics must be a whole number >= 1, got 0"),
+        ({"threshold_db": math.nan}, "threshold_db must be a finite number"),
+        ({"width_hz": 4.0}, "apply to method='erase' only"),
+        ({"sr": 0}, "sr must be a whole number of Hz > 0"),
+    ],
+)
+def test_bad_parameters(kwargs, message):
+    args = {"sr": SR, **kwargs}
+    with pytest.raises(ParameterError, match=message):
+        dehum(np.zeros(SR), **args)
+
+
+def test_bad_samples():
+    with pytest.raises(ParameterError, match="x must be a float array"):
+        dehum(np.zeros((1, 2, 3)), sr=SR)
+    with pytest.raises(ParameterError, match="NaN or Inf"):
+        dehum(np.array([0.0, np.nan] * SR), sr=SR)
