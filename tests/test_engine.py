@@ -29,8 +29,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from numpy.lib.stride_tricks import as_strided
+
 import audiokit.engine as engine
 from audiokit.engine import available_backends, get_backend
+from audiokit.engine.base import ALIGNMENT, RealPlan, aligned_zeros
 from audiokit.engine.fallback import NumpyBackend, ScipyBackend
 from audiokit.errors import ParameterError
 
@@ -437,6 +440,164 @@ def test_fftw_bad_settings(kwargs, match):
         FftwBackend(**kwargs)
 
 
+# --------------------------------------------------------------------------- zero-copy plans
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+def test_real_plans_match_naive_dft(backend, n, dtype):
+    """Forward and (unnormalised) inverse plans, full and partial batches, against the naive DFT."""
+    _needs_reference_precision(dtype)
+    case = naive_case(n)[dtype]
+    cdt = np.result_type(dtype, np.complex64)
+    tol = rtol(dtype, n)
+    fwd, inv = backend.real_plan(n, 4, dtype), backend.inverse_plan(n, 4, dtype)
+    assert isinstance(fwd, RealPlan) and isinstance(inv, RealPlan)
+    assert (fwd.direction, fwd.n, fwd.rows, fwd.dtype, fwd.scale) == ("forward", n, 4, np.dtype(dtype), 1.0)
+    assert (inv.direction, inv.n, inv.rows, inv.dtype, inv.scale) == ("inverse", n, 4, np.dtype(dtype), 1.0 / n)
+    assert fwd.input.shape == (4, n) and fwd.input.dtype == dtype
+    assert fwd.output.shape == (4, n // 2 + 1) and fwd.output.dtype == cdt
+    assert inv.input.shape == (4, n // 2 + 1) and inv.input.dtype == cdt
+    assert inv.output.shape == (4, n) and inv.output.dtype == dtype
+    for k in (3, 1, 2, 4, None):  # partial plans first, as a stream meets them
+        rows = 3 if k is None else min(k, 3)  # 3 reference rows; row 3 is NaN then
+        fwd.input[:rows] = case["x"][:rows]
+        fwd.input[rows:] = np.nan  # rows beyond k must not leak into rows < k
+        got = fwd.execute(k)
+        assert got.shape == (4 if k is None else k, n // 2 + 1) and np.shares_memory(got, fwd.output)
+        err = rel_err(got[:rows], case["rfft"][:rows])
+        assert np.all(err <= tol), f"rfft k={k}: {err.max():.3g} > {tol:.3g}"
+        np.testing.assert_array_equal(fwd.input[:rows], case["x"][:rows])  # forward input preserved
+        inv.input[:rows] = case["y"][:rows]
+        inv.input[rows:] = np.nan
+        got = inv.execute(k)
+        assert got.shape == (4 if k is None else k, n) and np.shares_memory(got, inv.output)
+        err = rel_err(got[:rows] * inv.scale, case["irfft"][:rows])
+        assert np.all(err <= tol), f"irfft k={k}: {err.max():.3g} > {tol:.3g}"
+    assert fwd.execute(0).shape == (0, n // 2 + 1)
+
+
+@pytest.mark.parametrize("n", [16, 17])
+def test_inverse_plan_ignores_imaginary_dc_and_nyquist(backend, n, rng):
+    spec = rng.standard_normal((3, n // 2 + 1)) + 1j * rng.standard_normal((3, n // 2 + 1))
+    plain = spec.copy()
+    plain[:, 0] = plain[:, 0].real
+    if n % 2 == 0:
+        plain[:, -1] = plain[:, -1].real
+    plan = backend.inverse_plan(n, 3, np.float64)
+    for k in (None, 2):
+        plan.input[...] = spec
+        got = plan.execute(k) * plan.scale
+        want = np.fft.irfft(plain[: got.shape[0]], n)
+        assert np.all(rel_err(got, want) <= 2 * rtol(np.float64, n))
+
+
+def test_plans_on_caller_arrays(backend, rng):
+    """plan_on: overlapping input frames of one buffer, interleaved / gapped outputs."""
+    n, hop, rows = 64, 24, 5
+    for dt in DTYPES:
+        cdt = np.result_type(dt, np.complex64)
+        isz, csz = np.dtype(dt).itemsize, np.dtype(cdt).itemsize
+        # forward: 2 phases of 5 frames hop apart (overlapping), spectra interleaved in frame order
+        flat = aligned_zeros((2, (rows - 1) * hop + n), dt)
+        frames = as_strided(flat, (2, rows, n), (flat.strides[0], hop * isz, isz))
+        spec = aligned_zeros((2 * rows, n // 2 + 1), cdt)
+        nf = n // 2 + 1
+        spec_view = as_strided(spec, (2, rows, nf), (nf * csz, 2 * nf * csz, csz))
+        plan = backend.plan_on(frames, spec_view)
+        assert (plan.n, plan.rows, plan.direction) == (n, 2 * rows, "forward")
+        assert plan.input is frames and plan.output is spec_view
+        flat[...] = rng.standard_normal(flat.shape)
+        assert plan.execute() is spec_view
+        want = np.fft.rfft(frames.astype(np.float64), axis=-1)  # (phase, i)
+        assert np.all(rel_err(spec.reshape(rows, 2, -1).swapaxes(0, 1), want) <= 2 * rtol(dt, n))
+        # inverse: frames written 80 samples apart, the 16-sample gaps are never touched
+        inp = aligned_zeros((rows, n // 2 + 1), cdt)
+        out = np.full(rows * 80, 7.0, dt)
+        out_view = as_strided(out, (rows, n), (80 * isz, isz))
+        plan = backend.plan_on(inp, out_view, inverse=True)
+        assert plan.scale == 1.0 / n
+        out[...] = 7.0  # FFTW may have planned on it
+        x = rng.standard_normal((rows, n))
+        inp[...] = np.fft.rfft(x)
+        plan.execute()
+        assert np.all(rel_err(out_view * plan.scale, x) <= 2 * rtol(dt, n))
+        assert np.all(out.reshape(rows, 80)[:, n:] == 7.0)
+
+
+def test_plan_errors(backend):
+    with pytest.raises(ParameterError, match=r"real_plan: n must be a positive integer.*0"):
+        backend.real_plan(0, 4)
+    with pytest.raises(ParameterError, match=r"inverse_plan: rows must be a positive integer, got True"):
+        backend.inverse_plan(8, True)
+    with pytest.raises(ParameterError, match=r"real_plan: rows must be a positive integer, got -1"):
+        backend.real_plan(8, -1)
+    with pytest.raises(ParameterError, match=r"real_plan: unsupported plan dtype 'int16'; allowed: float32, float64"):
+        backend.real_plan(8, 2, "int16")
+    assert backend.real_plan(8, 2, np.complex64).dtype == np.float32
+    plan = backend.real_plan(8, 2, "float64")
+    with pytest.raises(ParameterError, match=r"execute: rows must be 0 \.\. 2, got 3"):
+        plan.execute(3)
+    with pytest.raises(ParameterError, match=r"execute: rows must be 0 \.\. 2, got -1"):
+        plan.execute(-1)
+    a, z = np.zeros((3, 8)), np.zeros((3, 5), complex)
+    with pytest.raises(ParameterError, match=r"plan_on: need a float32/complex64 or float64/complex128 pair"):
+        backend.plan_on(a.astype(np.float32), z)
+    with pytest.raises(ParameterError, match=r"plan_on: 8 real samples need 5 complex bins, got 4"):
+        backend.plan_on(a, z[:, :4])
+    with pytest.raises(ParameterError, match=r"plan_on: input and output need the same leading"):
+        backend.plan_on(a, z[:2])
+    with pytest.raises(ParameterError, match=r"plan_on: need a float32/complex64 .*complex input, real output"):
+        backend.plan_on(a, z, inverse=True)
+    bound = backend.plan_on(a, z)
+    with pytest.raises(ParameterError, match=r"execute: a plan on caller arrays runs all 3 rows, got rows=2"):
+        bound.execute(2)
+
+
+def test_aligned_zeros():
+    for shape, dt in (((3, 5), np.float32), (7, np.complex128), ((2, 3, 4), np.float64)):
+        a = aligned_zeros(shape, dt)
+        assert a.ctypes.data % ALIGNMENT == 0 and a.flags.c_contiguous and a.dtype == dt
+        assert a.shape == (shape if isinstance(shape, tuple) else (shape,)) and not a.any()
+
+
+def test_fftw_real_plans_are_cached_and_shared(rng):
+    fftw = FftwBackend(planner_effort="FFTW_ESTIMATE", wisdom=False)
+    p = fftw.real_plan(32, 8, np.float32)
+    assert fftw.real_plan(32, 8, "float32") is p
+    assert fftw.real_plan(32, 8, np.float64) is not p
+    assert fftw.real_plan(32, 4, np.float32) is not p
+    assert fftw.inverse_plan(32, 8, np.float32) is not p
+    assert p.input.ctypes.data % pyfftw.simd_alignment == 0
+    info = fftw.cache_info()
+    assert info["kernels"] == 4 and info["bytes"] > 0
+    p.input[:3] = rng.standard_normal((3, 32))
+    p.execute(3)  # new sub-plan (4 rows), planned without touching the input
+    assert fftw.cache_info()["plans"] == info["plans"] + 1
+    fftw.clear_cache()
+    assert fftw.real_plan(32, 8, np.float32) is not p
+
+
+def test_fftw_real_plan_shared_between_threads(rng):
+    fftw = FftwBackend(planner_effort="FFTW_ESTIMATE", wisdom=False)
+    errors: list[float] = []
+
+    def work(seed):
+        r = np.random.default_rng(seed)
+        plan = fftw.real_plan(64, 8, np.float64)
+        for i in range(50):
+            x = r.standard_normal((1 + i % 8, 64))
+            with plan:
+                plan.input[: len(x)] = x
+                got = plan.execute(len(x)).copy()
+            errors.append(float(rel_err(got, np.fft.rfft(x)).max()))
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(errors) == 200 and max(errors) <= 2 * rtol(np.float64, 64)
+
+
 # --------------------------------------------------------------------------- wisdom
 @pytest.fixture
 def fresh_wisdom(monkeypatch, tmp_path):
@@ -595,5 +756,5 @@ def test_engine_module_surface():
     assert set(engine.BACKEND_NAMES) == {"fftw", "scipy", "numpy"}
     for name in engine.BACKEND_NAMES:
         b = get_backend(name)
-        for method in ("rfft", "irfft", "fft", "ifft"):
+        for method in ("rfft", "irfft", "fft", "ifft", "real_plan", "inverse_plan", "plan_on"):
             assert callable(getattr(b, method))

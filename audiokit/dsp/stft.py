@@ -76,19 +76,36 @@ depending on the batch it falls in (differences of a few ulps).
 
 Performance
 -----------
-Frames are strided views of the input (no framing copy); each chunk of
-:data:`DEFAULT_CHUNK_FRAMES` frames is windowed into a reused buffer in the
-working dtype (float32 or float64), transformed in one batched ``rfft`` call of
-the FFT backend (:func:`audiokit.engine.get_backend`) and reduced at once
-(power as ``re**2 + im**2``, mel projection, log) so the working set stays in
-cache and memory stays bounded.  Outputs are shaped ``(..., n_freqs, n_frames)``
-but stored frame-major (a transposed view, like librosa's Fortran order).
+Nothing is copied but the windowed frames.  Frames are processed in batches
+of about :data:`DEFAULT_CHUNK_FRAMES` in the working dtype (float32 or
+float64), through the zero-copy plans of the FFT backend
+(:func:`audiokit.engine.get_backend`, :class:`audiokit.engine.RealPlan`): the
+windowed frames are written straight into the plan's input, the plan runs
+in place, and the reduction (power, mel projection, log) reads the plan's
+output and writes the result array, so the working set stays in cache and
+memory stays bounded.  Whole batches use a *polyphase* layout: frames
+``m, m+P, m+2P, ...`` (``P*H`` samples apart, no two overlapping within the
+window) are windowed by one long product of the signal with the window
+repeated every ``P*H`` samples, and FFTW reads the frames from that buffer;
+the inverse mirrors it (one product with the synthesis window and one add per
+phase).  The rest of a call goes row by row (one product per frame into a
+:class:`~audiokit.engine.RealPlan`).  The inverse plans are
+unnormalised; their ``1/N`` is folded into the synthesis window.
+
+Power is ``abs(X)**2`` (numpy's complex absolute value, then squared: the
+operations of librosa's ``np.abs(stft)**2``; relative error below ``3*eps``
+against ``1*eps`` for ``re**2 + im**2``, and 5% faster overall than forming
+``re**2 + im**2`` from the interleaved pairs).
+Outputs are shaped ``(..., n_freqs, n_frames)`` but stored frame-major (a
+transposed view, like librosa's Fortran order).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -97,6 +114,7 @@ from numpy.lib.stride_tricks import as_strided
 from scipy import sparse
 
 from ..engine import get_backend
+from ..engine.base import aligned_zeros
 from ..errors import InputError, ParameterError
 from .windows import WindowSpec, nola_min, parse_window_spec
 
@@ -111,7 +129,8 @@ LOG_KINDS: tuple[str, ...] = get_args(LogKind)
 FrameTime = Literal["start", "centre", "center"]
 
 #: Frames per FFT batch: large enough to amortise call overhead, small enough
-#: that the batch (n_fft * 4 bytes * chunk) stays in cache.
+#: that the batch (n_fft * 4 bytes * chunk) stays in cache.  64 to 768 frames
+#: measured within 3% of each other (16 kHz, n_fft 512, hop 160).
 DEFAULT_CHUNK_FRAMES = 256
 
 #: Default floors of the log: power (|X|**2) and magnitude (|X|) values.
@@ -478,6 +497,156 @@ def _wss_blocks(t: _WssTables, b0: int, b1: int, m_total: int | None) -> np.ndar
     return out
 
 
+# ---------------------------------------------------------------------- polyphase batches
+#
+# Windowing frame by frame (one numpy call per frame row) costs more than the
+# arithmetic: ~90-140 ns per 400-sample frame, against ~300 ns for the FFT.
+# Frames m, m+P, m+2P, ... of one *phase* do not overlap once P*H is at least
+# the frame's extent, so each phase can be windowed as one long 1-D product of
+# the signal with a periodic pattern (the window every P*H samples), and FFTW
+# reads the frames straight out of that buffer (rows P*H apart) and writes the
+# spectra in frame order.  The inverse does the same backwards: FFTW writes
+# the frames of a phase side by side (P*H apart, zero gaps), one 1-D product
+# applies the synthesis window to all of them and one 1-D add overlap-adds
+# them.  Measured at 16 kHz, win 400 / hop 160 / n_fft 512 (P = 3 forward, 4
+# inverse), 10 min of audio: windowing 137 -> 67 ns per frame (spectrogram
+# 582 -> 536 ns per frame), istft 611 -> 585 ns per frame.
+# Used for whole batches of K = P * (chunk // P) frames; the rest of a call
+# (and chunk_frames < 2P) takes the row-by-row path.  The batch buffers and
+# their FFTW plans are cached (LRU, bounded in count and bytes) and shared by
+# streams of the same geometry, one at a time (``lock``).
+
+_POLY_CACHE: OrderedDict[tuple, Any] = OrderedDict()
+_POLY_LOCK = threading.Lock()
+_POLY_CACHE_SIZE = 8
+_POLY_CACHE_BYTES = 64 * 1024 * 1024
+#: Use the polyphase layout only if a batch holds at least this many frames per phase.
+_POLY_MIN_PER_PHASE = 2
+
+
+def _pad_to_alignment(length: int, itemsize: int) -> int:
+    step = max(1, 64 // itemsize)
+    return -(-length // step) * step
+
+
+def _poly_cached(key: tuple, make: Any) -> Any:
+    """The cached polyphase object for ``key`` (an LRU shared by streams: use its ``lock``)."""
+    with _POLY_LOCK:
+        obj = _POLY_CACHE.get(key)
+        if obj is not None:
+            _POLY_CACHE.move_to_end(key)
+            return obj
+    obj = make()
+    with _POLY_LOCK:
+        obj = _POLY_CACHE.setdefault(key, obj)
+        _POLY_CACHE.move_to_end(key)
+        total = sum(o.nbytes for o in _POLY_CACHE.values())
+        while _POLY_CACHE and (len(_POLY_CACHE) > _POLY_CACHE_SIZE or total > _POLY_CACHE_BYTES):
+            total -= _POLY_CACHE.popitem(last=False)[1].nbytes  # may be obj itself: still usable
+    return obj
+
+
+class _PolyForward:
+    """Forward polyphase batch of ``K = P * Kc`` frames (see the comment above).
+
+    Phase ``c`` of a batch starting at frame ``a`` holds frames ``a + c + i*P``
+    (``i < Kc``): ``flat[c, :L] = x[(a+c)*H : (a+c)*H + L] * pattern`` with
+    ``pattern[i*D + lo + t] = w[t]`` (``D = P*H``) and zeros elsewhere, so
+    ``flat[c, i*D : i*D + n_fft]`` is the windowed frame, zero padding
+    included, provided ``D >= max(lo + W, n_fft - lo)`` (the next frame of
+    the phase starts after this frame's window ends, and its window starts
+    after this frame ends).
+    """
+
+    def __init__(self, backend: Any, n: int, hop: int, lo: int, win: np.ndarray, rdt: np.dtype, chunk: int):
+        w_len = win.shape[0]
+        self.P = P = -(-max(lo + w_len, n - lo) // hop)
+        self.D = D = P * hop
+        self.Kc = Kc = chunk // P
+        self.K = P * Kc
+        self.L = L = (Kc - 1) * D + n
+        isz = rdt.itemsize
+        lp = _pad_to_alignment(L, isz)
+        nf = n // 2 + 1
+        cdt = np.result_type(rdt, np.complex64)
+        self.flat = aligned_zeros((P, lp), rdt)
+        self.spec = aligned_zeros((self.K, nf), cdt)
+        frames = as_strided(self.flat, shape=(P, Kc, n), strides=(lp * isz, D * isz, isz))
+        out = as_strided(self.spec, shape=(P, Kc, nf), strides=(nf * cdt.itemsize, P * nf * cdt.itemsize, cdt.itemsize))
+        self.fft = backend.plan_on(frames, out)
+        self.flat.fill(0)  # planning wrote into both
+        pattern = np.zeros(max(L, Kc * D), rdt)
+        pattern[: Kc * D].reshape(Kc, D)[:, lo : lo + w_len] = win
+        self.pattern = pattern[:L]
+        self.phases = [self.flat[c, :L] for c in range(P)]
+        # DC bins (real part) of the batch: the sum of each windowed frame, padding included
+        self.dc = self.spec.view(rdt)[:, 0]
+        self.nbytes = self.flat.nbytes + self.spec.nbytes + self.pattern.nbytes
+        self.lock = threading.Lock()
+
+    def batch(self, x: np.ndarray, a: int, hop: int) -> np.ndarray | None:
+        """Spectra ``(K, n_freqs)`` of frames ``a .. a+K-1`` of the 1-D ``x``; None if a frame is not finite.
+
+        The row-by-row path never multiplies the zero padding of a frame; here
+        the padding is ``x * 0``, which is NaN where ``x`` is inf or NaN.  A
+        non-finite sample anywhere in a frame makes its DC bin non-finite, so
+        such batches are detected (a huge finite batch whose DC overflows is
+        too, harmlessly) and left to the row-by-row path.
+        """
+        L, pattern = self.L, self.pattern
+        with np.errstate(invalid="ignore", over="ignore"):
+            for c, dst in enumerate(self.phases):
+                s = (a + c) * hop
+                np.multiply(x[s : s + L], pattern, out=dst, casting="same_kind")
+            self.fft.execute()
+            finite = math.isfinite(np.add.reduce(self.dc))  # NaN/inf in any DC bin propagate into the sum
+        return self.spec if finite else None
+
+
+class _PolyInverse:
+    """Inverse polyphase batch of ``K = P * Kc`` frames, ``P = ceil(n_fft / H) = r``.
+
+    FFTW writes frame ``a + c + i*P`` of the batch to ``flat[c, i*D : i*D + n_fft]``
+    (``D = P*H >= n_fft``: frames of a phase never overlap; the gaps stay 0).
+    ``flat[c] * pattern`` (the synthesis window every ``D`` samples) is then
+    added to the output at sample ``(a + c) * H`` in one call.
+    """
+
+    def __init__(self, backend: Any, n: int, hop: int, swin: np.ndarray, rdt: np.dtype, chunk: int):
+        self.P = P = -(-n // hop)
+        self.D = D = P * hop
+        self.Kc = Kc = chunk // P
+        self.K = P * Kc
+        self.L = L = Kc * D
+        isz = rdt.itemsize
+        lp = _pad_to_alignment(L, isz)
+        nf = n // 2 + 1
+        cdt = np.result_type(rdt, np.complex64)
+        csz = cdt.itemsize
+        self.spec = aligned_zeros((self.K, nf), cdt)
+        self.flat = aligned_zeros((P, lp), rdt)
+        spectra = as_strided(self.spec, shape=(P, Kc, nf), strides=(nf * csz, P * nf * csz, csz))
+        frames = as_strided(self.flat, shape=(P, Kc, n), strides=(lp * isz, D * isz, isz))
+        self.fft = backend.plan_on(spectra, frames, inverse=True)
+        self.flat.fill(0)  # FFTW never writes the gaps between frames: they stay 0
+        pattern = np.zeros((Kc, D), rdt)
+        pattern[:, :n] = swin
+        self.pattern = pattern.reshape(-1)
+        self.phases = [self.flat[c, :L] for c in range(P)]
+        self.nbytes = self.flat.nbytes + self.spec.nbytes + self.pattern.nbytes
+        self.lock = threading.Lock()
+
+    def batch(self, spectra: np.ndarray, a: int, acc: np.ndarray, hop: int) -> None:
+        """Overlap-add frames ``a .. a+K-1`` of ``spectra (n_freqs, k)`` into the 1-D ``acc`` (frame j at sample j*H)."""
+        np.copyto(self.spec, spectra[:, a : a + self.K].T, casting="same_kind")
+        self.fft.execute()
+        L, pattern = self.L, self.pattern
+        for c, z in enumerate(self.phases):
+            np.multiply(z, pattern, out=z)
+            s = (a + c) * hop
+            acc[s : s + L] += z
+
+
 class _Reducer:
     """Turns a chunk of complex spectra ``(C, c, n_freqs)`` into the requested output."""
 
@@ -529,20 +698,19 @@ class _Reducer:
         return self._tmp[:size].reshape(shape)
 
     def __call__(self, spec: np.ndarray, out: np.ndarray) -> None:
+        """Reduce ``spec (k, n_freqs)`` (C-contiguous, ours to overwrite) into ``out (k, n_out)``."""
         if self.output == "complex":
-            out[...] = spec
+            np.copyto(out, spec)
             return
         nf = spec.shape[-1]
         if spec.dtype != self.cdt or not spec.flags.c_contiguous:
             spec = np.ascontiguousarray(spec, dtype=self.cdt)
-        # |X|^2 = re^2 + im^2 in two passes: square the interleaved (re, im)
-        # pairs in place (the spectra are ours to consume), then add the pairs
-        v = spec.view(self.rdt)
-        np.square(v, out=v)
         dest = out if self.fbT is None else self._scratch(spec.shape[:-1] + (nf,))
-        np.add(v[..., 0::2], v[..., 1::2], out=dest)
-        if self.output == "magnitude":
-            np.sqrt(dest, out=dest)
+        # |X| with numpy's complex absolute (SIMD hypot), squared for power: 31 ns
+        # per 257-bin frame faster than re**2 + im**2 from the interleaved pairs
+        np.abs(spec, out=dest)
+        if self.output == "power":
+            np.square(dest, out=dest)
         if self.fbT is not None:
             banded = self.fbT @ dest.reshape(-1, nf).T  # (n_out, C*c)
             out[...] = banded.T.reshape(out.shape)
@@ -563,7 +731,7 @@ class StftStream:
     plan : StftPlan
     output : {'complex', 'power', 'magnitude'}
         What to return per frame: the complex STFT, ``|X|**2`` (computed as
-        ``re**2 + im**2``) or ``|X|``.
+        ``abs(X)**2``) or ``|X|``.
     filterbank : np.ndarray, shape (n_bands, n_freqs), optional
         Applied to the power/magnitude of each frame (a mel filter bank).
     log : {'db', 'ln'} or None
@@ -622,7 +790,9 @@ class StftStream:
         self._pre: list[np.ndarray] = []  # centred reflect: blocks before the left pad is known
         self._left_done = not plan.center
         self._finished = False
-        self._fbuf: np.ndarray | None = None
+        self._fplan: Any = None  # the backend's forward RealPlan (chunk rows), at the first frame
+        self._poly: Any = None  # _PolyForward, or False when the layout does not pay (at the first frame)
+        self._token = object()  # RealPlan.owner mark: the plan's input padding is zeroed for us
 
     # -------------------------------------------------------------- public
     @property
@@ -712,17 +882,61 @@ class StftStream:
         assert seg.shape[1] >= (count - 1) * hop + n_fft  # type: ignore[operator]
         s0, s1 = seg.strides
         view = as_strided(seg, shape=(c, count, n_fft), strides=(s0, hop * s1, s1), writeable=False)
-        chunk = min(self._chunk, count)
-        if self._fbuf is None or self._fbuf.shape[0] != c or self._fbuf.shape[1] < chunk:
-            self._fbuf = np.zeros((c, chunk, n_fft), red.rdt)  # type: ignore[union-attr]
+        fp = self._fplan
+        if fp is None:
+            fp = self._fplan = self._backend.real_plan(n_fft, self._chunk, red.rdt)  # type: ignore[union-attr]
             self._win = plan.win.astype(red.rdt)  # type: ignore[union-attr]
-        fbuf = self._fbuf
-        for a in range(0, count, chunk):
-            b = min(count, a + chunk)
-            dst = fbuf[:, : b - a]
-            np.multiply(view[:, a:b, lo:hi], self._win, out=dst[:, :, lo:hi], casting="same_kind")
-            spec = self._backend.rfft(dst)
-            red(spec, out[:, a:b])  # type: ignore[misc]
+        # whole polyphase batches first; the rest (and non-finite batches) row by row
+        todo: list[tuple[int, int, int]] = []  # (channel, first frame, end frame)
+        poly = self._poly_for(count)
+        k_end = 0
+        if poly is not None:
+            K = poly.K
+            k_end = count - count % K
+            with poly.lock:  # shared (cached) buffers
+                for ch in range(c):
+                    x, o = seg[ch], out[ch]
+                    for a in range(0, k_end, K):
+                        spec = poly.batch(x, a, hop)
+                        if spec is None:
+                            todo.append((ch, a, a + K))
+                        else:
+                            red(spec, o[a : a + K])  # type: ignore[misc]
+        if k_end < count:
+            todo.extend((ch, k_end, count) for ch in range(c))
+        if not todo:
+            return
+        win, rows, inp, execute = self._win, fp.rows, fp.input, fp.execute
+        with fp:  # the plan's buffers are shared scratch: hold them from windowing to reduction
+            if fp.owner is not self._token:
+                inp[:, :lo] = 0  # the window's zero padding inside the frame
+                inp[:, hi:] = 0
+                fp.owner = self._token
+            dst = inp[:, lo:hi]
+            for ch, first, end in todo:
+                v, o = view[ch, :, lo:hi], out[ch]
+                for a in range(first, end, rows):
+                    b = min(end, a + rows)
+                    np.multiply(v[a:b], win, out=dst[: b - a], casting="same_kind")
+                    red(execute(b - a), o[a:b])  # type: ignore[misc]
+
+    def _poly_for(self, count: int) -> _PolyForward | None:
+        """The polyphase batcher if ``count`` frames fill at least one of its batches, else None."""
+        poly = self._poly
+        if poly is None:
+            plan, red = self.plan, self._reducer
+            n_fft, hop, lo = plan.n_fft, plan.hop_length, plan.win_offset
+            p = -(-max(lo + plan.win_length, n_fft - lo) // hop)  # type: ignore[operator]
+            if self._chunk // p < _POLY_MIN_PER_PHASE:
+                self._poly = False
+                return None
+            rdt = red.rdt  # type: ignore[union-attr]
+            key = ("forward", self._backend, rdt.char, n_fft, hop, lo, self._chunk, self._win.tobytes())
+            poly = self._poly = _poly_cached(
+                key, lambda: _PolyForward(self._backend, n_fft, hop, lo, self._win, rdt, self._chunk))
+        if poly is False or count < poly.K:
+            return None
+        return poly
 
     def _push_into(self, block: np.ndarray, out: np.ndarray) -> None:
         plan = self.plan
@@ -875,7 +1089,7 @@ def spectrogram(
     x : np.ndarray, shape (..., n)
     plan : StftPlan
     power : {2.0, 1.0}
-        2: ``|X|**2 = re**2 + im**2`` (power); 1: ``|X|`` (magnitude).
+        2: ``|X|**2`` (power, computed as ``abs(X)**2``); 1: ``|X|`` (magnitude).
     log : {'db', 'ln'} or None
         ``'db'``: ``10*log10(max(amin, |X|**2))`` (power) or
         ``20*log10(max(amin, |X|))`` (magnitude), with ``ref = 1``; apply
@@ -917,7 +1131,17 @@ def _as_spectra(plan: StftPlan, X: np.ndarray) -> np.ndarray:
 
 
 class _Ola:
-    """Shared overlap-add machinery: windowed inverse frames added block-wise (blocks of H samples)."""
+    """Shared overlap-add machinery: windowed inverse frames added block-wise (blocks of H samples).
+
+    Frames are inverse-transformed ``chunk`` at a time in the backend's
+    inverse :class:`~audiokit.engine.base.RealPlan` (spectra copied into its
+    input, output read in place), multiplied by the synthesis window (with the
+    plan's ``1/n_fft`` folded in) and added into the accumulator; the blocks a
+    chunk completes are normalised right away, while they are in cache.
+    """
+
+    #: Rows grouped into one long row for the elementwise products (fewer, longer inner loops).
+    GROUP = 16
 
     def __init__(self, plan: StftPlan, rdt: np.dtype, backend: Any, chunk: int):
         self.plan = plan
@@ -930,39 +1154,125 @@ class _Ola:
         # below this the sum is numerically zero (e.g. blackman's w[0] ~ 1e-17):
         # dividing would turn rounding noise into output, so such samples give 0
         self.floor = max(float(np.finfo(rdt).tiny), float(np.finfo(rdt).eps) * float(self.tables.prefix[-1].max()))
-        self._buf: np.ndarray | None = None
+        # interior blocks (all r frames present) share one row of the window
+        # sum-square: multiply by its reciprocal (0 where it is numerically 0)
+        row = self.tables.prefix[self.r - 1]
+        self._interior_nz = row > self.floor
+        self._interior_all = bool(self._interior_nz.all())
+        recip = np.where(self._interior_nz, 1.0 / np.where(self._interior_nz, row, 1.0), 0.0)
+        self._recip = recip.astype(rdt)
+        self._recip_tile = np.tile(self._recip, self.GROUP)
+        self._iplan: Any = None  # the backend's inverse RealPlan (chunk rows), at the first frame
+        # inverse plans are unnormalised (RealPlan.scale = 1/n_fft): the 1/n_fft
+        # goes into the synthesis window instead of costing a pass
+        self._swin = (plan.padded_window * (1.0 / plan.n_fft)).astype(rdt)  # type: ignore[operator]
+        self._swin_tile = np.tile(self._swin, self.GROUP)
+        self._poly: Any = None  # _PolyInverse, or False when the layout does not pay (at the first frame)
 
-    def add(self, X: np.ndarray, acc: np.ndarray, b0: int) -> None:
-        """Add frames ``X (C, n_freqs, k)`` into ``acc (C, nb, H)`` with frame 0 at block ``b0``."""
-        plan, r, hop, n_fft = self.plan, self.r, self.plan.hop_length, self.plan.n_fft
+    def _poly_for(self, count: int) -> _PolyInverse | None:
+        """The polyphase batcher if ``count`` frames fill at least one of its batches, else None."""
+        poly = self._poly
+        if poly is None:
+            if self.chunk // self.r < _POLY_MIN_PER_PHASE:
+                self._poly = False
+                return None
+            n_fft, hop, rdt, chunk = self.plan.n_fft, self.plan.hop_length, self.rdt, self.chunk
+            key = ("inverse", self.backend, rdt.char, n_fft, hop, chunk, self._swin.tobytes())
+            poly = self._poly = _poly_cached(
+                key, lambda: _PolyInverse(self.backend, n_fft, hop, self._swin, rdt, chunk))  # type: ignore[arg-type]
+        if poly is False or count < poly.K:
+            return None
+        return poly
+
+    def add(self, X: np.ndarray, acc: np.ndarray, m0: int, m_total: int | None) -> None:
+        """Add frames ``X (C, n_freqs, k)`` into ``acc (C, nb, H)`` and normalise ``acc[:, :k]``.
+
+        Frame ``j`` of ``X`` starts at block ``j`` of ``acc``; block ``i`` of
+        ``acc`` is block ``m0 + i`` of the whole output, and every frame before
+        ``X`` has already been added into ``acc``, so once frames ``<= i`` are
+        in, block ``i`` is final and is divided by the window sum-square
+        (``m_total`` as in :meth:`normalise`).  Blocks ``k ..`` stay partial sums.
+        """
+        r, hop, n_fft = self.r, self.plan.hop_length, self.plan.n_fft
         c, _, k = X.shape
-        chunk = min(self.chunk, max(k, 1))
-        if self._buf is None or self._buf.shape[0] != c or self._buf.shape[1] < chunk:
-            self._buf = np.zeros((c, chunk, r * hop), self.rdt)
-        for a in range(0, k, chunk):
-            b = min(k, a + chunk)
-            fr = self.backend.irfft(X[:, :, a:b].swapaxes(-1, -2), n_fft)
-            dst = self._buf[:, : b - a]
-            np.multiply(fr, self.vwin, out=dst[:, :, :n_fft], casting="same_kind")
-            v = dst.reshape(c, b - a, r, hop)
-            for j in range(r):
-                acc[:, b0 + a + j : b0 + b + j] += v[:, :, j]
+        if k == 0:
+            return
+        # whole polyphase batches first, the rest frame by frame
+        poly = self._poly_for(k) if acc.flags.c_contiguous else None
+        k_end = 0
+        if poly is not None:
+            K = poly.K
+            k_end = k - k % K
+            with poly.lock:  # shared (cached) buffers
+                for ch in range(c):
+                    spectra, dst = X[ch], acc[ch]
+                    flat = dst.reshape(-1)  # a view: acc is C-contiguous
+                    for a in range(0, k_end, K):
+                        poly.batch(spectra, a, flat, hop)
+                        self._normalise_rows(dst[a : a + K], m0 + a, m_total)
+        if k_end == k:
+            return
+        ip = self._iplan
+        if ip is None:
+            ip = self._iplan = self.backend.inverse_plan(n_fft, self.chunk, self.rdt)
+        swin, tile, g = self._swin, self._swin_tile, self.GROUP
+        rows, inp, execute = ip.rows, ip.input, ip.execute
+        # hop-sized pieces of a frame: piece j (width w_j) adds into block m + j
+        pieces = [(j, j * hop, min(hop, n_fft - j * hop)) for j in range(r)]  # type: ignore[operator]
+        with ip:  # shared scratch: hold it from filling to the overlap-add
+            for ch in range(c):
+                spectra, dst = X[ch], acc[ch]
+                for a in range(k_end, k, rows):
+                    b = min(k, a + rows)
+                    kk = b - a
+                    np.copyto(inp[:kk], spectra[:, a:b].T, casting="same_kind")
+                    fr = execute(kk)  # (kk, n_fft), C-contiguous, ours to overwrite
+                    k1 = kk - kk % g
+                    if k1:
+                        v = fr[:k1].reshape(-1, g * n_fft)  # type: ignore[operator]
+                        np.multiply(v, tile, out=v)
+                    if k1 < kk:
+                        np.multiply(fr[k1:], swin, out=fr[k1:])
+                    for j, s0, w in pieces:
+                        dst[a + j : b + j, :w] += fr[:, s0 : s0 + w]
+                    self._normalise_rows(dst[a:b], m0 + a, m_total)
 
     def normalise(self, acc: np.ndarray, b0: int, m_total: int | None) -> None:
-        """Divide blocks ``b0 ..`` of ``acc`` (already final) by the window sum-square.
+        """Divide blocks ``b0 ..`` of ``acc (C, nb, H)`` (already final) by the window sum-square.
+
+        ``m_total`` is the total number of frames, or None if more frames follow
+        (blocks then count as having all their frames to the right).
+        """
+        for ch in range(acc.shape[0]):
+            self._normalise_rows(acc[ch], b0, m_total)
+
+    def _normalise_rows(self, a: np.ndarray, b0: int, m_total: int | None) -> None:
+        """:meth:`normalise` for one channel, ``a (nb, H)``.
 
         Interior blocks (all ``r`` overlapping frames present) share one row of
         the sum; only the first ``r - 1`` and the last ``r - 1`` blocks differ.
         """
-        nb = acc.shape[1]
+        nb = a.shape[0]
         t = self.tables
         i0 = min(nb, max(0, t.r - 1 - b0))  # blocks before: fewer frames to their left
         i1 = nb if m_total is None else max(i0, min(nb, m_total - b0))  # from here: fewer to the right
         if i1 > i0:
-            self._divide(acc[:, i0:i1], t.prefix[t.r - 1])
+            self._scale_interior(a[i0:i1])
         for lo, hi in ((0, i0), (i1, nb)):
             if hi > lo:
-                self._divide(acc[:, lo:hi], _wss_blocks(t, b0 + lo, b0 + hi, m_total))
+                self._divide(a[lo:hi], _wss_blocks(t, b0 + lo, b0 + hi, m_total))
+
+    def _scale_interior(self, a: np.ndarray) -> None:
+        k = a.shape[0]
+        g = self.GROUP
+        k1 = k - k % g if a.flags.c_contiguous else 0
+        if k1:
+            v = a[:k1].reshape(-1, g * a.shape[1])
+            np.multiply(v, self._recip_tile, out=v)
+        if k1 < k:
+            np.multiply(a[k1:], self._recip, out=a[k1:])
+        if not self._interior_all:
+            a[:, ~self._interior_nz] = 0
 
     def _divide(self, a: np.ndarray, wss: np.ndarray) -> None:
         nz = wss > self.floor
@@ -992,8 +1302,9 @@ def _istft(plan: StftPlan, X: np.ndarray, *, length: int | None, backend: Any) -
     ola = _Ola(plan, rdt, backend, DEFAULT_CHUNK_FRAMES)
     nb = m_use - 1 + ola.r
     acc = np.zeros((X2.shape[0], nb, hop), rdt)
-    ola.add(X2, acc, 0)
-    ola.normalise(acc, 0, m_use if m_use == m else None)
+    m_total = m_use if m_use == m else None
+    ola.add(X2, acc, 0, m_total)  # normalises blocks 0 .. m_use-1 on the way
+    ola.normalise(acc[:, m_use:], m_use, m_total)
     # (frames >= m_use were skipped: they start at or after the output's end, and
     # the blocks before it are normalised as interior blocks, m_total=None)
     y = acc.reshape(X2.shape[0], nb * hop)
@@ -1064,11 +1375,11 @@ class IstftStream:
         ola, hop = self._ola, self.plan.hop_length
         if k == 0:
             return self._emit(self._ready[:, :0])  # type: ignore[index]
-        fresh = np.zeros((X2.shape[0], k, hop), self._rdt)
-        acc = np.concatenate([self._pending, fresh], axis=1)  # type: ignore[list-item]
-        ola.add(X2, acc, 0)  # type: ignore[union-attr]
-        final = acc[:, :k]
-        ola.normalise(final, self._m, None)  # type: ignore[union-attr]
+        pending = self._pending
+        acc = np.zeros((X2.shape[0], pending.shape[1] + k, hop), self._rdt)  # type: ignore[union-attr]
+        acc[:, : pending.shape[1]] = pending  # type: ignore[union-attr]
+        ola.add(X2, acc, self._m, None)  # type: ignore[union-attr]
+        final = acc[:, :k]  # normalised by add()
         self._pending = acc[:, k:].copy()
         self._m += k
         # with the default length the last pad samples are dropped; hold back
@@ -1093,7 +1404,12 @@ class IstftStream:
     def _emit(self, new: np.ndarray, *, final: bool = False) -> np.ndarray:
         """Emit the finished samples that fall inside the output (padded index ``pad .. limit``)."""
         plan = self.plan
-        ready = np.concatenate([self._ready, new], axis=1) if new.shape[1] else self._ready
+        if not self._ready.shape[1]:  # type: ignore[union-attr]
+            ready = new  # nothing held back: no copy
+        elif new.shape[1]:
+            ready = np.concatenate([self._ready, new], axis=1)
+        else:
+            ready = self._ready
         start = self._ready_start  # padded index of ready[:, 0]
         stop = start + ready.shape[1]
         if self._length is not None:

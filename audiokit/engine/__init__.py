@@ -18,6 +18,18 @@ Backends
 ``numpy`` ``numpy.fft`` (pocketfft, always available)
 ========  ==================================================================
 
+Zero-copy plans
+---------------
+``rfft``/``irfft``/``fft``/``ifft`` take any array and return a new one.  Hot
+loops use plans instead (:class:`RealPlan`, see :mod:`audiokit.engine.base`):
+``backend.real_plan(n, rows, dtype)`` and ``backend.inverse_plan(n, rows,
+dtype)`` give cached, shared plans on their own SIMD-aligned buffers (write
+``plan.input[:k]``, call ``plan.execute(k)``, read ``plan.output[:k]``; hold
+``with plan:`` when threads share the backend), and ``backend.plan_on(input,
+output)`` binds a plan to arrays the caller lays out (any strides, e.g.
+overlapping frames of one buffer).  Inverse plans are unnormalised
+(``plan.scale == 1/n``).
+
 Choosing one: ``get_backend(name)`` with ``name`` in ``fftw``, ``scipy``,
 ``numpy`` or ``auto``; ``name=None`` reads the environment variable
 ``AUDIOKIT_FFT`` (same values) and falls back to ``auto``: the first of
@@ -40,7 +52,7 @@ import importlib
 import os
 import threading
 
-from audiokit.engine.base import FftBackend
+from audiokit.engine.base import FftBackend, RealPlan, aligned_zeros
 from audiokit.engine.fallback import NumpyBackend, ScipyBackend
 from audiokit.errors import ParameterError
 
@@ -50,7 +62,9 @@ __all__ = [
     "ENV_THREADS",
     "FftBackend",
     "NumpyBackend",
+    "RealPlan",
     "ScipyBackend",
+    "aligned_zeros",
     "available_backends",
     "get_backend",
 ]
@@ -118,7 +132,8 @@ def get_backend(name: str | None = None, *, threads: int | None = None) -> FftBa
     -------
     FftBackend
         An object with ``name``, ``rfft(x, n=None)``, ``irfft(X, n)``,
-        ``fft(x, n=None)``, ``ifft(X, n=None)``.  The same object is
+        ``fft(x, n=None)``, ``ifft(X, n=None)`` and the zero-copy plans
+        ``real_plan``, ``inverse_plan``, ``plan_on``.  The same object is
         returned for the same (backend, threads).
 
     Raises

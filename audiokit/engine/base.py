@@ -26,11 +26,25 @@ long double, objects, strings, ...     rejected (ParameterError)
 
 ``n`` follows numpy: the input is truncated to, or zero-padded at the end to,
 ``n`` points (``n // 2 + 1`` bins for ``irfft``) before the transform.
+
+Zero-copy plans
+---------------
+The four methods above copy: they accept any array and return a fresh one.
+For a hot loop over blocks of frames, :meth:`FftBackend.real_plan` and
+:meth:`FftBackend.inverse_plan` return a :class:`RealPlan`: a batched real
+transform of fixed shape ``(rows, n)`` on buffers the caller writes
+(``plan.input``) and reads (``plan.output``) directly, run by
+``plan.execute(k)`` on the first ``k`` rows.  The forward plan computes the
+same unnormalised one-sided DFT as ``rfft``; the inverse plan is
+**unnormalised** (``output == n * irfft(input, n)``, ``plan.scale == 1/n``) so
+that the ``1/n`` can be folded into a later multiplication (a synthesis
+window) instead of costing a pass.
 """
 
 from __future__ import annotations
 
 import operator
+import threading
 from abc import ABC, abstractmethod
 from typing import Literal
 
@@ -39,6 +53,7 @@ import numpy as np
 from audiokit.errors import ParameterError
 
 Kind = Literal["rfft", "irfft", "fft", "ifft"]
+Direction = Literal["forward", "inverse"]
 
 _SINGLE = np.dtype(np.float32)
 _DOUBLE = np.dtype(np.float64)
@@ -98,6 +113,20 @@ def complex_of(precision: np.dtype) -> np.dtype:
     return np.dtype(np.complex64) if precision == _SINGLE else np.dtype(np.complex128)
 
 
+#: Byte alignment of :func:`aligned_zeros` (a cache line; AVX-512 needs 64, AVX 32).
+ALIGNMENT = 64
+
+
+def aligned_zeros(shape: int | tuple[int, ...], dtype: object) -> np.ndarray:
+    """A zero-filled C-contiguous array whose data starts on an :data:`ALIGNMENT`-byte boundary."""
+    dt = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = (-raw.ctypes.data) % ALIGNMENT
+    return raw[start : start + nbytes].view(dt).reshape(shape)
+
+
 def check_n(n: object, *, func: str) -> int:
     """Validate a transform length: a positive integer (bool refused).
 
@@ -142,12 +171,191 @@ def resolve_n(a: np.ndarray, n: object, *, func: str) -> int:
     return m
 
 
+def check_rows(rows: object, *, func: str) -> int:
+    """Validate a plan's row count: a positive integer (bool refused)."""
+    if isinstance(rows, (bool, np.bool_)):
+        raise ParameterError(f"{func}: rows must be a positive integer, got {rows!r}")
+    try:
+        value = operator.index(rows)
+    except TypeError:
+        raise ParameterError(f"{func}: rows must be a positive integer, got {rows!r}") from None
+    if value < 1:
+        raise ParameterError(f"{func}: rows must be a positive integer, got {value}")
+    return value
+
+
+def plan_precision(dtype: object, *, func: str) -> np.dtype:
+    """Real working precision of a plan: float32 (also for complex64) or float64 (also complex128)."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is not None:
+        if dt in (np.float32, np.complex64):
+            return _SINGLE
+        if dt in (np.float64, np.complex128):
+            return _DOUBLE
+    raise ParameterError(
+        f"{func}: unsupported plan dtype {dtype!r}; allowed: float32, float64 "
+        "(complex64, complex128 name the same precisions)"
+    )
+
+
+class RealPlan:
+    """A batched one-sided real DFT of fixed shape on buffers the caller uses in place.
+
+    Obtained from :meth:`FftBackend.real_plan` (forward) or
+    :meth:`FftBackend.inverse_plan` (inverse); not constructed directly.
+    With ``N = n`` and ``F = n // 2 + 1``:
+
+    * forward: ``input`` is ``(rows, N)`` real, ``output`` is ``(rows, F)``
+      complex, ``output[r, k] = sum_t input[r, t] * exp(-2j*pi*k*t/N)``
+      (unnormalised, as :meth:`FftBackend.rfft`); ``input`` is preserved.
+    * inverse: ``input`` is ``(rows, F)`` complex, ``output`` is ``(rows, N)``
+      real, ``output[r, t] = sum_{k=0}^{N-1} Xh[r, k] * exp(+2j*pi*k*t/N)``
+      with ``Xh`` the Hermitian extension of ``input`` -- **not** scaled by
+      ``1/N``: ``output == N * irfft(input, N)``.  Multiply by :attr:`scale`
+      (``1/N``) somewhere downstream.  As for ``irfft``, the imaginary parts
+      of the DC bin and (even ``N``) the Nyquist bin are ignored, and
+      ``execute`` may overwrite ``input``.
+
+    Usage: write rows into ``input[:k]``, call ``execute(k)``, read the
+    returned ``output[:k]`` before the next ``execute``.  Rows ``>= k`` of
+    ``output`` are unspecified after ``execute(k)`` (FFTW may transform a few
+    more rows than asked, whatever they hold).
+
+    Sharing: the FFTW backend caches plans per (direction, n, rows, dtype) and
+    hands the same object to every caller, so the buffers are shared scratch.
+    Hold :attr:`lock` (``with plan: ...``) from writing ``input`` to reading
+    ``output`` when other threads may use the same backend.  :attr:`owner` is
+    a free slot for the lock holder: set it to a token of yours after
+    preparing parts of ``input`` you rely on later (e.g. zero padding
+    columns); if it still holds your token the next time, nobody else has
+    used the buffers meanwhile.  The plan never reads or sets it.
+
+    Attributes
+    ----------
+    n : int
+        Transform length.
+    rows : int
+        Rows of the buffers (the largest batch of one ``execute``).
+    dtype : np.dtype
+        Real precision, float32 or float64 (complex64 / complex128 buffers).
+    direction : {'forward', 'inverse'}
+    input, output : np.ndarray
+        C-contiguous buffers shaped as above (SIMD-aligned for FFTW).
+    scale : float
+        Factor that normalises ``output``: 1.0 (forward), ``1/n`` (inverse).
+    lock : threading.Lock
+    owner : object
+        Free slot, see above (initially None).
+    """
+
+    __slots__ = ("n", "rows", "dtype", "direction", "input", "output", "scale", "lock", "owner")
+
+    def __init__(self, n: int, rows: int, dtype: np.dtype, direction: Direction,
+                 inbuf: np.ndarray, outbuf: np.ndarray):
+        self.n, self.rows, self.dtype, self.direction = n, rows, dtype, direction
+        self.input, self.output = inbuf, outbuf
+        self.scale = 1.0 if direction == "forward" else 1.0 / n
+        self.lock = threading.Lock()
+        self.owner: object = None
+
+    @staticmethod
+    def buffer_shapes(direction: Direction, n: int, rows: int, dtype: np.dtype):
+        """``((in_shape, in_dtype), (out_shape, out_dtype))`` of a plan."""
+        real, cplx = ((rows, n), dtype), ((rows, n // 2 + 1), complex_of(dtype))
+        return (real, cplx) if direction == "forward" else (cplx, real)
+
+    def execute(self, rows: int | None = None) -> np.ndarray:
+        """Transform ``input[:rows]`` (default: all rows) into ``output[:rows]`` and return that view."""
+        raise NotImplementedError
+
+    def __enter__(self) -> RealPlan:
+        self.lock.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(direction={self.direction!r}, n={self.n}, rows={self.rows}, "
+                f"dtype={self.dtype.name})")
+
+
+class _GenericRealPlan(RealPlan):
+    """Plan of the fallback backends: ``execute`` calls the backend's ``_rfft_into`` / ``_irfft_into``."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, backend: FftBackend, direction: Direction, n: int, rows: int, dtype: np.dtype):
+        (ishape, idt), (oshape, odt) = self.buffer_shapes(direction, n, rows, dtype)
+        super().__init__(n, rows, dtype, direction, np.zeros(ishape, idt), np.zeros(oshape, odt))
+        self._run = backend._rfft_into if direction == "forward" else backend._irfft_into
+
+    def execute(self, rows: int | None = None) -> np.ndarray:
+        if rows is None or rows == self.rows:
+            self._run(self.input, self.output, self.n)
+            return self.output
+        if not 0 <= rows < self.rows:
+            raise ParameterError(f"execute: rows must be 0 .. {self.rows}, got {rows!r}")
+        out = self.output[:rows]
+        if rows == 0:
+            return out
+        self._run(self.input[:rows], out, self.n)
+        return out
+
+
+class _GenericBoundPlan(RealPlan):
+    """Fallback plan on caller arrays: ``execute`` calls ``_rfft_into`` / ``_irfft_into`` on them."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, backend: FftBackend, direction: Direction, n: int, rows: int, dtype: np.dtype,
+                 inbuf: np.ndarray, outbuf: np.ndarray):
+        super().__init__(n, rows, dtype, direction, inbuf, outbuf)
+        self._run = backend._rfft_into if direction == "forward" else backend._irfft_into
+
+    def execute(self, rows: int | None = None) -> np.ndarray:
+        if rows is not None and rows != self.rows:
+            raise ParameterError(f"execute: a plan on caller arrays runs all {self.rows} rows, got rows={rows!r}")
+        self._run(self.input, self.output, self.n)
+        return self.output
+
+
+def check_bound_arrays(inbuf: object, outbuf: object, *, inverse: bool, func: str) -> tuple[int, np.dtype, int]:
+    """Validate the arrays of :meth:`FftBackend.plan_on`; return ``(n, precision, rows)``."""
+    if not isinstance(inbuf, np.ndarray) or not isinstance(outbuf, np.ndarray):
+        raise ParameterError(f"{func}: input and output must be numpy arrays")
+    if inbuf.ndim == 0 or inbuf.shape[:-1] != outbuf.shape[:-1] or outbuf.ndim != inbuf.ndim:
+        raise ParameterError(
+            f"{func}: input and output need the same leading (batch) shape, got {inbuf.shape} and {outbuf.shape}"
+        )
+    real, cplx = (outbuf, inbuf) if inverse else (inbuf, outbuf)
+    if real.dtype not in (_SINGLE, _DOUBLE) or cplx.dtype != complex_of(real.dtype):
+        raise ParameterError(
+            f"{func}: need a float32/complex64 or float64/complex128 pair "
+            f"({'complex input, real output' if inverse else 'real input, complex output'}), "
+            f"got {inbuf.dtype} -> {outbuf.dtype}"
+        )
+    n = real.shape[-1]
+    if n < 1 or cplx.shape[-1] != n // 2 + 1:
+        raise ParameterError(f"{func}: {n} real samples need {n // 2 + 1} complex bins, got {cplx.shape[-1]}")
+    if not outbuf.flags.writeable or (inverse and not inbuf.flags.writeable):
+        raise ParameterError(f"{func}: the output (and an inverse plan's input) must be writeable")
+    return n, real.dtype, int(np.prod(inbuf.shape[:-1], dtype=np.int64))
+
+
 class FftBackend(ABC):
     """Base class of the FFT backends (see the module docstring for the maths).
 
     Subclasses implement ``_rfft``, ``_irfft`` and ``_c2c``; this class checks
     arguments, applies the precision policy and fixes the output dtype.
-    Every method returns a freshly allocated array that the caller owns.
+    The four transforms return a freshly allocated array that the caller
+    owns; the plans (:meth:`real_plan`, :meth:`inverse_plan`,
+    :meth:`plan_on`) work in place on buffers instead (a backend may
+    override ``_make_plan`` / ``_bind_plan``; the generic ones call
+    ``_rfft_into`` / ``_irfft_into``).
 
     Attributes
     ----------
@@ -265,6 +473,86 @@ class FftBackend(ABC):
         if a.shape[-1] == 0:  # input is all zero padding
             return np.zeros(a.shape[:-1] + (n,), dtype=complex_of(prec))
         return self._c2c(a, n, prec, inverse=True)
+
+    # -- zero-copy plans -------------------------------------------------------
+    def real_plan(self, n: int, rows: int, dtype: object = np.float32) -> RealPlan:
+        """A forward :class:`RealPlan`: ``rows`` frames of ``n`` real samples -> ``n//2+1`` bins.
+
+        Parameters
+        ----------
+        n : int > 0
+            Transform length.
+        rows : int > 0
+            Frames per batch (buffer rows).
+        dtype : {float32, float64}
+            Real precision (complex64 / complex128 name the same ones).
+
+        Returns
+        -------
+        RealPlan
+            ``input (rows, n)`` real, ``output (rows, n//2+1)`` complex,
+            ``execute(k)``.  FFTW: cached and shared (see :class:`RealPlan`);
+            fallbacks: a new plan on plain numpy buffers.
+        """
+        n = check_n(n, func="real_plan")
+        rows = check_rows(rows, func="real_plan")
+        return self._make_plan("forward", n, rows, plan_precision(dtype, func="real_plan"))
+
+    def inverse_plan(self, n: int, rows: int, dtype: object = np.float32) -> RealPlan:
+        """An inverse :class:`RealPlan`: ``rows`` spectra of ``n//2+1`` bins -> ``n`` real samples, **unscaled**.
+
+        ``output == n * irfft(input, n)`` (multiply by ``plan.scale = 1/n``
+        downstream); the imaginary parts of the DC and (even ``n``) Nyquist
+        bins are ignored; ``execute`` may overwrite ``input``.  Parameters as
+        :meth:`real_plan`.
+        """
+        n = check_n(n, func="inverse_plan")
+        rows = check_rows(rows, func="inverse_plan")
+        return self._make_plan("inverse", n, rows, plan_precision(dtype, func="inverse_plan"))
+
+    def plan_on(self, input: np.ndarray, output: np.ndarray, *, inverse: bool = False) -> RealPlan:
+        """A :class:`RealPlan` bound to arrays the caller owns, of any strides.
+
+        The transform runs over the last axis; every leading axis is a batch
+        axis (the same leading shape for both arrays).  Forward
+        (``inverse=False``): ``input (..., n)`` float32/float64 ->
+        ``output (..., n//2+1)`` complex64/complex128, as :meth:`real_plan`.
+        Inverse: ``input (..., n//2+1)`` complex -> ``output (..., n)`` real,
+        unnormalised, as :meth:`inverse_plan`.
+
+        Layouts are free: rows of a forward input may overlap (e.g. frames
+        of one buffer made with ``as_strided``: the forward transform only
+        reads its input); output rows must not overlap each other or the
+        input, and samples of ``output`` outside its rows are never written.
+        FFTW plans on the arrays themselves (``FFTW_MEASURE`` overwrites
+        them): bind first, then fill.  SIMD-aligned arrays
+        (:func:`aligned_zeros`) let FFTW use its aligned kernels.
+
+        Not cached: the plan refers to these arrays; keep it as long as
+        them.  ``execute()`` runs the whole batch.
+
+        Raises
+        ------
+        ParameterError
+            Mismatched shapes or dtypes, or a read-only output.
+        """
+        n, prec, rows = check_bound_arrays(input, output, inverse=inverse, func="plan_on")
+        return self._bind_plan("inverse" if inverse else "forward", n, rows, prec, input, output)
+
+    def _make_plan(self, direction: Direction, n: int, rows: int, prec: np.dtype) -> RealPlan:
+        return _GenericRealPlan(self, direction, n, rows, prec)
+
+    def _bind_plan(self, direction: Direction, n: int, rows: int, prec: np.dtype,
+                   inbuf: np.ndarray, outbuf: np.ndarray) -> RealPlan:
+        return _GenericBoundPlan(self, direction, n, rows, prec, inbuf, outbuf)
+
+    def _rfft_into(self, src: np.ndarray, dst: np.ndarray, n: int) -> None:
+        """``dst[...] = rfft(src)`` for plan buffers (generic: through ``_rfft``)."""
+        np.copyto(dst, self._rfft(src, n, src.dtype))
+
+    def _irfft_into(self, src: np.ndarray, dst: np.ndarray, n: int) -> None:
+        """``dst[...] = n * irfft(src, n)`` for plan buffers (generic: through ``_irfft``)."""
+        np.multiply(self._irfft(src, n, dst.dtype), n, out=dst, casting="same_kind")
 
     # -- implemented by each backend ----------------------------------------
     # ``a`` is the caller's array (>= 1 axis, any accepted dtype), ``n`` the

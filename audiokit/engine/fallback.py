@@ -4,6 +4,10 @@ They need no planning and hold no state.  ``scipy.fft`` keeps float32 in
 single precision and can use several worker threads; ``numpy.fft`` (numpy >= 2)
 also keeps float32.  Older numpy computes in double; the result is then cast
 to the dtype promised by the precision policy of :mod:`audiokit.engine.base`.
+
+Their zero-copy plans (:meth:`~audiokit.engine.base.FftBackend.real_plan` and
+co.) run the same transforms on the plan buffers: numpy >= 2 writes into them
+(``out=``), scipy's result is copied in.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from audiokit.engine.base import FftBackend, complex_of
+
+_NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
 
 class NumpyBackend(FftBackend):
@@ -39,6 +45,14 @@ class NumpyBackend(FftBackend):
         cdt = complex_of(prec)
         func = np.fft.ifft if inverse else np.fft.fft
         return func(a.astype(cdt, copy=False), n=n, axis=-1).astype(cdt, copy=False)
+
+    # plan buffers: numpy >= 2 writes straight into them and keeps float32
+    if _NUMPY2:
+        def _rfft_into(self, src: np.ndarray, dst: np.ndarray, n: int) -> None:
+            np.fft.rfft(src, n=n, axis=-1, out=dst)
+
+        def _irfft_into(self, src: np.ndarray, dst: np.ndarray, n: int) -> None:
+            np.fft.irfft(src, n=n, axis=-1, norm="forward", out=dst)
 
 
 class ScipyBackend(FftBackend):
@@ -79,3 +93,13 @@ class ScipyBackend(FftBackend):
         return func(a.astype(cdt, copy=False), n=n, axis=-1, workers=self.threads).astype(
             cdt, copy=False
         )
+
+    def _rfft_into(self, src: np.ndarray, dst: np.ndarray, n: int) -> None:
+        import scipy.fft
+
+        np.copyto(dst, scipy.fft.rfft(src, n=n, axis=-1, workers=self.threads))
+
+    def _irfft_into(self, src: np.ndarray, dst: np.ndarray, n: int) -> None:
+        import scipy.fft
+
+        np.copyto(dst, scipy.fft.irfft(src, n=n, axis=-1, norm="forward", workers=self.threads))
