@@ -120,7 +120,6 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 import numpy as np
-from scipy.interpolate import CubicSpline
 
 from ..errors import ParameterError
 from .hum_track import (
@@ -198,6 +197,8 @@ class _PhaseSpline:
         self.t = np.asarray(t, float)
         self.psi = np.asarray(psi, float)
         if len(self.t) >= 2:
+            from scipy.interpolate import CubicSpline  # lazy: scipy.interpolate costs ~0.2 s of CLI start-up
+
             self._cs = CubicSpline(self.t, self.psi, bc_type="natural")
         else:
             self._cs = None

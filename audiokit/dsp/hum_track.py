@@ -34,8 +34,6 @@ from collections.abc import Callable
 from math import log
 
 import numpy as np
-from scipy import ndimage
-from scipy.signal import fftconvolve
 
 from ..engine import get_backend
 
@@ -134,6 +132,8 @@ def prominence_db(power: np.ndarray, df: float) -> np.ndarray:
     p = 10.0 * np.log10(np.maximum(power, 1e-300))
     p = np.maximum(p, p.max() - 150.0)
     size = max(3, int(round(20.0 / df)) | 1)
+    from scipy import ndimage  # lazy: keeps CLI start-up short
+
     return p - ndimage.median_filter(p, size=size, mode="nearest")
 
 
@@ -513,6 +513,8 @@ def convolve_frames(a: np.ndarray, ker: np.ndarray) -> np.ndarray:
             if w:
                 out += w * ap[..., i : i + n]
         return out
+    from scipy.signal import fftconvolve  # lazy: scipy.signal costs ~0.4 s of CLI start-up
+
     full = fftconvolve(a, ker.reshape((1,) * (a.ndim - 1) + (-1,)), mode="full", axes=-1)
     pad = len(ker) // 2
     return full[..., pad : pad + a.shape[-1]]

@@ -111,7 +111,6 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
-from scipy import sparse
 
 from ..engine import get_backend
 from ..engine.base import aligned_zeros
@@ -679,6 +678,8 @@ class _Reducer:
                 )
             # Sparse product (CSR, single-threaded): mel banks are ~2 nonzeros per
             # bin, and a multi-threaded BLAS call per chunk stalls on busy cores.
+            from scipy import sparse  # only the mel path needs it; keeps CLI start-up short
+
             self.fbT = sparse.csr_matrix(np.asarray(fb, dtype=rdt))
             self.n_out = fb.shape[0]
         self.dtype = self.cdt if output == "complex" else rdt

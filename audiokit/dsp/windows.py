@@ -53,7 +53,6 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 import numpy as np
-from scipy import special
 
 from ..errors import ParameterError
 
@@ -223,7 +222,7 @@ def get_window(name: str, length: int, *, periodic: bool = True, beta: float | N
     # kaiser
     beta_v = float(spec.beta)  # type: ignore[arg-type]
     r = 2.0 * k / denom - 1.0
-    return special.i0(beta_v * np.sqrt(np.clip(1.0 - r * r, 0.0, None))) / special.i0(beta_v)
+    return np.i0(beta_v * np.sqrt(np.clip(1.0 - r * r, 0.0, None))) / np.i0(beta_v)
 
 
 # --------------------------------------------------------------------------- figures
