@@ -8,7 +8,6 @@ from typing import Annotated, Optional
 import numpy as np
 import typer
 
-from ..errors import ParameterError
 from ..io import check_output_path, derived_output, write_bytes_atomic
 from ..io.npy import write_sidecar
 from . import console

@@ -1395,7 +1395,6 @@ class IstftStream:
             raise InputError("no STFT frames were given")
         self._finished = True
         if self._m == 0:
-            c = self._pending.shape[0]  # type: ignore[union-attr]
             return np.zeros(self._lead + (self._length or 0,), self._rdt)  # type: ignore[operator]
         tail = self._pending
         self._ola.normalise(tail, self._m, self._m)  # type: ignore[union-attr, arg-type]
