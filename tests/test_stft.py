@@ -657,3 +657,12 @@ def test_polyphase_cache_is_bounded(rng, monkeypatch):
         assert_close_spectra(got, np.abs(naive_stft(x, n_fft=256, hop=hop, win_length=256)) ** 2)
         assert len(stft_mod._POLY_CACHE) <= 2
     assert_close_spectra(spectrogram(x, plan), P)
+
+
+def test_polyphase_forward_spectra_rows_are_32_byte_aligned():
+    """The forward batch's spectra rows are padded to 32 bytes (FFTW's SIMD codelets need aligned rows)."""
+    plan = StftPlan(sr=16000, win_length=400, hop_length=160, n_fft=512)
+    win = plan.win.astype(np.float32)
+    poly = stft_mod._PolyForward(get_backend("fftw"), 512, 160, plan.win_offset, win, np.dtype(np.float32), 256)
+    assert poly.spec.shape == (poly.K, 257)
+    assert poly.spec.strides[0] % 32 == 0 and poly.spec.ctypes.data % 32 == 0

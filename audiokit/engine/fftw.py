@@ -117,6 +117,10 @@ class _Kernel:
         return plan, True
 
 
+#: Row stride, in bytes, of the forward spectra of an FFTW RealPlan (see _FftwRealPlan._out_buffer).
+_ROW_ALIGN = 32
+
+
 class _FftwRealPlan(RealPlan):
     """FFTW :class:`RealPlan`: ``pyfftw.FFTW`` objects bound to the plan's own aligned buffers.
 
@@ -129,15 +133,16 @@ class _FftwRealPlan(RealPlan):
     planning never touches data the caller has written.
     """
 
-    __slots__ = ("nbytes", "plans", "_runners", "_full", "_edges", "_backend", "_flags", "_fftw_dir")
+    __slots__ = ("nbytes", "plans", "_runners", "_full", "_edges", "_backend", "_flags", "_fftw_dir", "_padded_out")
 
     def __init__(self, backend: FftwBackend, direction: Direction, n: int, rows: int, prec: np.dtype,
                  effort: str):
         pyfftw = backend._pyfftw
         (ishape, idt), (oshape, odt) = self.buffer_shapes(direction, n, rows, prec)
+        self._padded_out = direction == "forward"
         super().__init__(n, rows, prec, direction, pyfftw.zeros_aligned(ishape, dtype=idt),
-                         pyfftw.zeros_aligned(oshape, dtype=odt))
-        self.nbytes = self.input.nbytes + self.output.nbytes
+                         self._out_buffer(pyfftw, oshape, odt))
+        self.nbytes = self.input.nbytes + self.output.shape[0] * self.output.strides[0]  # padded rows
         self._backend = backend
         self._fftw_dir = "FFTW_FORWARD" if direction == "forward" else "FFTW_BACKWARD"
         # c2r destroys its input anyway (FFTW's default); r2c preserves it
@@ -157,6 +162,20 @@ class _FftwRealPlan(RealPlan):
             cols = (1, pairs.shape[1] - 1) if n % 2 == 0 and n > 1 else (1,)
             self._edges = tuple(pairs[:, c] for c in cols)
 
+    def _out_buffer(self, pyfftw, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """A zeroed output buffer; forward spectra rows padded to a multiple of 32 bytes.
+
+        With ``n // 2 + 1`` complex64 per row (2056 bytes for n = 512) every
+        other row is misaligned, and FFTW then plans batches without its SIMD
+        codelets (about 20% slower).  ``output`` stays ``(rows, F)``, a view
+        of the padded rows.
+        """
+        if not self._padded_out:
+            return pyfftw.zeros_aligned(shape, dtype=dtype)
+        isz = np.dtype(dtype).itemsize
+        width = -(-shape[-1] * isz // _ROW_ALIGN) * _ROW_ALIGN // isz
+        return pyfftw.zeros_aligned(shape[:-1] + (width,), dtype=dtype, n=64)[..., : shape[-1]]
+
     def _new_fftw(self, inbuf: np.ndarray, outbuf: np.ndarray):
         b = self._backend
         return b._pyfftw.FFTW(inbuf, outbuf, axes=(-1,), direction=self._fftw_dir, flags=self._flags,
@@ -175,7 +194,7 @@ class _FftwRealPlan(RealPlan):
                         _wisdom.load_wisdom(b._pyfftw)
                     pyfftw = b._pyfftw
                     fftw = self._new_fftw(pyfftw.zeros_aligned((p,) + self.input.shape[1:], self.input.dtype),
-                                          pyfftw.zeros_aligned((p,) + self.output.shape[1:], self.output.dtype))
+                                          self._out_buffer(pyfftw, (p,) + self.output.shape[1:], self.output.dtype))
                     fftw.update_arrays(self.input[:p], self.output[:p])
                     self.plans[p] = fftw
                     if b._use_wisdom():
