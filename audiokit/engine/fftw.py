@@ -89,10 +89,14 @@ class _Kernel:
         fit = max(1, block_bytes // (n_in * in_dtype.itemsize))
         self.rows_max = 1 << (fit.bit_length() - 1)
         self.kind, self.n = kind, n
-        # zero-filled: FFTW_MEASURE runs transforms on these while planning
-        self.inbuf = pyfftw.zeros_aligned((self.rows_max, n_in), dtype=in_dtype)
-        self.outbuf = pyfftw.zeros_aligned((self.rows_max, n_out), dtype=out_dtype)
-        self.nbytes = self.inbuf.nbytes + self.outbuf.nbytes
+        # zero-filled: FFTW_MEASURE runs transforms on these while planning.  Single
+        # precision rows are padded to 32 bytes (unaligned rows keep FFTW off its SIMD
+        # codelets: 512-point f32 rfft 1.52-1.55x -> 1.59-1.61x scipy); double precision
+        # measured slower padded (2.04x -> 1.74x), so it keeps packed rows.
+        pad = prec == np.float32
+        self.inbuf = _row_aligned_zeros(pyfftw, self.rows_max, n_in, in_dtype, pad)
+        self.outbuf = _row_aligned_zeros(pyfftw, self.rows_max, n_out, out_dtype, pad)
+        self.nbytes = self.inbuf.base.nbytes + self.outbuf.base.nbytes
         self.plans: dict[int, object] = {}
         self._pyfftw = pyfftw
         self._direction = direction
@@ -119,6 +123,13 @@ class _Kernel:
 
 #: Row stride, in bytes, of the forward spectra of an FFTW RealPlan (see _FftwRealPlan._out_buffer).
 _ROW_ALIGN = 32
+
+
+def _row_aligned_zeros(pyfftw, rows: int, width: int, dtype: np.dtype, pad: bool = True) -> np.ndarray:
+    """Zeroed ``(rows, width)`` view of an aligned buffer; with ``pad`` its rows start on 32-byte boundaries."""
+    isz = np.dtype(dtype).itemsize
+    padded = -(-width * isz // _ROW_ALIGN) * _ROW_ALIGN // isz if pad else width
+    return pyfftw.zeros_aligned((rows, padded), dtype=dtype, n=64)[:, :width]
 
 
 class _FftwRealPlan(RealPlan):
