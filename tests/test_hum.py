@@ -311,3 +311,42 @@ def test_bad_samples():
         dehum(np.zeros((1, 2, 3)), sr=SR)
     with pytest.raises(ParameterError, match="NaN or Inf"):
         dehum(np.array([0.0, np.nan] * SR), sr=SR)
+
+
+def test_intermittent_signal_at_the_lines_is_averaged_out(rng):
+    # syllable-like bursts (0.2 s, random phase, 10 dB above the hum) sit right on the lines
+    # half of the time: the amplitudes come from the gaps, not from a plain average
+    n = 8 * SR
+    t = np.arange(n) / SR
+    h, phase = hum(50.0, n, amp=0.02, harmonics=(1, 2, 3, 4, 5, 6))
+    clean = 0.002 * rng.standard_normal(n)
+    burst = int(0.2 * SR)
+    for start in range(0, n - burst, 2 * burst):
+        if rng.random() < 0.5:
+            continue
+        seg = slice(start, start + burst)
+        env = np.hanning(burst)
+        for k in (2, 3, 4, 5, 6):
+            clean[seg] += 3 * 0.02 / k * env * np.cos(2 * np.pi * 50.0 * k * t[seg] + rng.uniform(0, 2 * np.pi))
+    res = dehum(clean + h, sr=SR, freq=50)
+    assert res.analysis.treated_harmonics == (1, 2, 3, 4, 5, 6)
+    assert reduction_db(clean, clean + h, res.output, phase, range(1, 7)) <= -25
+
+
+def test_convolve_frames_is_a_centred_convolution(rng):
+    from audiokit.dsp.hum_track import convolve_frames, hann_kernel
+
+    for n in (1, 5, 33, 70, 600):
+        for width in (1, 3, 9, 65, 257):
+            a = rng.standard_normal((2, n)) + 1j * rng.standard_normal((2, n))
+            ker = hann_kernel(width)
+            half = len(ker) // 2
+            ref = np.array([np.convolve(row, ker)[half : half + n] for row in a])
+            np.testing.assert_allclose(convolve_frames(a, ker), ref, atol=1e-9)
+
+
+def test_float_rounding_is_not_taken_for_a_line():
+    # no noise at all: the lines far up read float32 rounding of the demodulation (~-100 dB), not hum
+    t = np.arange(3 * SR) / SR
+    x = 0.3 * np.sin(2 * np.pi * 440 * t) + 0.05 * np.sin(2 * np.pi * 50.02 * t)
+    assert analyze_hum(x, sr=SR, freq=50).treated_harmonics == (1,)

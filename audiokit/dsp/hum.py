@@ -54,14 +54,26 @@ Analysis (:func:`analyze_hum`; three passes over the signal)
      *span* chosen per harmonic among :data:`SPANS` by cross-validation
      (prediction error of each frame from frames that do not overlap it):
      weights ``1/(r + |v - v̄|²)``, six reweighting rounds, so frames where
-     speech or music crosses the line count less;
+     speech or music crosses the line count less.  The span is the longest
+     whose score is within 30 % of the best (the hum is stationary; the
+     scores of a few seconds of frames are noisy).  The same average is also
+     taken over 0.5 s frames (:data:`SHORT_FRAME_SECONDS`, hop 1/8 s, projected
+     in the same pass): speech at a line comes and goes within a second, and
+     the short frames let the weights find the gaps.  It replaces the 1 s
+     average (interpolated to the 1 s frame times) when its spread, estimated
+     from the residuals (``Σ ker² w² |v - v̄|² / (Σ ker w)²`` times the overlap
+     factor), is the smaller: a steady partial 2 Hz from a line, which the 1 s
+     Hann frame nulls but a 0.5 s frame lets through, shows there as a large
+     residual and keeps the 1 s estimate;
    * **detection**: a harmonic (per channel) is treated when the power of
      ``A_k`` exceeds the variance that the floor alone would give it (noise
      averaged by the same kernel, overlap of the frames included) by
      ``threshold_db`` (default :data:`DEFAULT_THRESHOLD_DB`), and the
      channel shows its fundamental, or at least two harmonics of which one is
      among the first three (hum always has a strong low line; partials of a
-     held note that happen to sit on ``k·f0`` far up are not hum).  Untreated
+     held note that happen to sit on ``k·f0`` far up are not hum).  A gap in a
+     detected series -- a harmonic whose two neighbours are treated -- needs
+     3 dB less (:data:`_GAP_RELIEF_DB`).  Untreated
      harmonics are left exactly as they are, so a clean signal passes through
      untouched.
 
@@ -133,6 +145,7 @@ from .hum_track import (
     find_fundamental,
     frame_geometry,
     hann_kernel,
+    hann_positive,
     kernel_smooth,
     n_decimated,
     overlap_factor,
@@ -168,8 +181,10 @@ MAX_HARMONICS = 40
 #: Analysis frame (Hann) and hop, seconds.
 FRAME_SECONDS = 1.0
 HOP_SECONDS = 0.25
+#: Short frames (Hann, hop a quarter of it) also used for the amplitude average (s).
+SHORT_FRAME_SECONDS = 0.5
 #: Candidate spans (s) of the amplitude average, chosen per harmonic.
-SPANS = (2.0, 4.0, 8.0, 16.0)
+SPANS = (2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 #: Span of the average used while refining the phase track (s).
 REFINE_SPAN = 8.0
 #: Detection threshold: amplitude power over its noise-only variance (dB).
@@ -185,6 +200,9 @@ _REFINE_ROUNDS = 3
 _REFINE_LIMIT = 0.02  # cycles per round
 _REFINE_SLOPE = 0.02  # Hz per round
 _ROBUST_ROUNDS = 6
+_PRECISION_FLOOR = 1e-9  # lowest line power measured, relative to the signal's mean power
+_GAP_RELIEF_DB = 3.0  # detection threshold relief for a harmonic between two treated ones
+_SPAN_TOLERANCE = 1.3  # a span this much worse than the best in cross-validation is still preferred if longer
 
 
 # ----------------------------------------------------------------------------- results
@@ -630,15 +648,30 @@ def analyze_hum_blocks(
     probes = f_ref * np.array([s * p for p in PROBE_FRACTIONS for s in (1.0, -1.0)])
     v = np.zeros((channels, kmax, framer.n_frames), complex)
     r = np.zeros((channels, kmax, framer.n_frames))
+    # short frames for the amplitude average: speech at a line comes and goes within a second
+    short = Framer(n_total=n_dec, length=int(round(SHORT_FRAME_SECONDS * rate)) | 1,
+                   hop=max(1, int(round(SHORT_FRAME_SECONDS / 4 * rate))))
+    _, _, times2, _ = frame_geometry(short, np.arange(short.n_frames), decim, sr)
+    v2 = np.zeros((channels, kmax, short.n_frames), complex)
+    r2 = np.zeros((channels, kmax, short.n_frames))
+    energy = np.zeros(channels)
     for block in blocks():
-        frames, data = framer.push(dem.push(block))
+        block = np.asarray(block)
+        energy += np.einsum("cn,cn->c", block, block, dtype=np.float64) if block.size else 0.0
+        d = dem.push(block)
+        frames, data = framer.push(d)
         if frames.size:
             g, norm, _, tau = frame_geometry(framer, frames, decim, sr)
             v[:, :, frames], r[:, :, frames] = project(data, g, norm, tau, probes)
+        frames, data = short.push(d)
+        if frames.size:
+            g, norm, _, tau = frame_geometry(short, frames, decim, sr)
+            v2[:, :, frames], r2[:, :, frames] = project(data, g, norm, tau, probes)
 
     return _finish_analysis(
         v, r, times, psi, hop_s, framer, sr=sr, channels=channels, n_samples=n_samples, nominal=nominal, auto=auto,
         search=(lo, hi), f_ref=f_ref, harm=harm, track_k=track_k, threshold_db=threshold_db,
+        short=(v2, r2, times2, short.hop / rate), signal_power=energy / max(n_samples, 1),
     )
 
 
@@ -661,7 +694,7 @@ _ROW_CHUNK = 16  # (channel, harmonic) rows processed together: bounds the tempo
 
 
 def _finish_analysis(v, r, times, psi, hop_s, framer, *, sr, channels, n_samples, nominal, auto, search, f_ref, harm,
-                     track_k, threshold_db) -> HumAnalysis:
+                     track_k, threshold_db, short=None, signal_power=None) -> HumAnalysis:
     """Refine the phase, choose spans, average the amplitudes, detect (all on frame arrays).
 
     The rows (channel, harmonic) are independent but for the phase refinement,
@@ -675,6 +708,11 @@ def _finish_analysis(v, r, times, psi, hop_s, framer, *, sr, channels, n_samples
     kk = np.tile(harm.astype(float), channels)[:, None]
     chunks = [slice(i, min(i + _ROW_CHUNK, rot.shape[0])) for i in range(0, rot.shape[0], _ROW_CHUNK)]
     psi = psi.copy()
+    rot2 = None
+    if short is not None:
+        v2, r2, times2, hop2_s = short
+        rot2 = v2.reshape(-1, v2.shape[-1]).copy()
+        rr2 = np.maximum(r2.reshape(-1, v2.shape[-1]), tiny)
     ker = hann_kernel(REFINE_SPAN / hop_s)
     for _ in range(_REFINE_ROUNDS):
         num, den = np.zeros(m), np.zeros(m)
@@ -689,12 +727,17 @@ def _finish_analysis(v, r, times, psi, hop_s, framer, *, sr, channels, n_samples
         steps = np.clip(np.diff(dpsi), -_REFINE_SLOPE * np.diff(times), _REFINE_SLOPE * np.diff(times))
         dpsi = np.clip(dpsi[:1], -_REFINE_LIMIT, _REFINE_LIMIT) + np.concatenate([[0.0], np.cumsum(steps)])
         psi += dpsi
+        if rot2 is not None:
+            rot2 *= np.exp(-2j * np.pi * kk * np.interp(times2, times, dpsi))
         for c in chunks:
             rot[c] *= np.exp(-2j * np.pi * kk[c] * dpsi)
 
     # span per (channel, harmonic) by cross-validation, then the robust average and its noise variance
     exclude = int(np.ceil(framer.length / framer.hop / 2.0))  # frames sharing over half their window
     kappa = overlap_factor(framer.window, framer.hop)
+    if short is not None:
+        kappa2 = overlap_factor(hann_positive(max(1, int(round(SHORT_FRAME_SECONDS * framer.hop / hop_s)) | 1)),
+                                max(1, int(round(framer.hop * hop2_s / hop_s))))
     choice = np.zeros(rot.shape[0], np.int64)
     power, noise = np.zeros(rot.shape[0]), np.zeros(rot.shape[0])
     amps = np.zeros_like(rot)
@@ -709,7 +752,10 @@ def _finish_analysis(v, r, times, psi, hop_s, framer, *, sr, channels, n_samples
             err = np.where(ok, w0 * np.abs(y - pred) ** 2, 0.0).sum(-1)
             tot = np.where(ok, w0, 0.0).sum(-1)
             scores.append(np.where(tot > 0, err / np.maximum(tot, tiny), np.inf))
-        pick = np.argmin(np.stack(scores), axis=0)
+        sc = np.stack(scores)
+        # the hum is stationary: the longest span whose score is within _SPAN_TOLERANCE of the best
+        ok_span = sc <= sc.min(axis=0) * _SPAN_TOLERANCE
+        pick = len(SPANS) - 1 - np.argmax(ok_span[::-1], axis=0)
         choice[c] = pick
         rows = np.arange(c.start, c.stop)
         for i, span in enumerate(SPANS):
@@ -719,12 +765,34 @@ def _finish_analysis(v, r, times, psi, hop_s, framer, *, sr, channels, n_samples
             kx = hann_kernel(span / hop_s)
             mean, w = _robust_average(rot[sel], rr[sel], kx, rounds=_ROBUST_ROUNDS)
             amps[sel] = mean
+            if rot2 is not None and rot2.shape[-1] >= 2 and m >= 1:
+                # the same average over the short frames; kept where its spread (sandwich variance
+                # from the residuals) is the smaller: a steady partial beside a line leaks into
+                # short frames and shows there as a large residual
+                kx2 = hann_kernel(span / hop2_s)
+                mean2, w2 = _robust_average(rot2[sel], rr2[sel], kx2, rounds=_ROBUST_ROUNDS)
+                s1 = kappa * np.mean(_sandwich(rot[sel], mean, w, kx), axis=-1)
+                s2 = kappa2 * np.mean(_sandwich(rot2[sel], mean2, w2, kx2), axis=-1)
+                use = s2 < s1
+                if use.any():
+                    mi = (np.array([np.interp(times, times2, z) for z in mean2[use].real])
+                          + 1j * np.array([np.interp(times, times2, z) for z in mean2[use].imag]))
+                    amps[sel[use]] = mi
             den = convolve_frames(w, kx)
             var = convolve_frames(w**2 * rr[sel], kx**2)
             power[sel] = np.mean(mean.real**2 + mean.imag**2, axis=-1)
             noise[sel] = np.mean(kappa * var / np.maximum(den, tiny) ** 2, axis=-1)
+    if signal_power is not None:
+        # the demodulation runs in float32: its rounding, some 100 dB under the signal, is not
+        # white and does not average out, so nothing that far down counts as a line
+        noise = np.maximum(noise, _PRECISION_FLOOR * np.repeat(np.asarray(signal_power, float), n_k))
     snr = np.where(power > 0, _db(power / np.maximum(noise, tiny)), -np.inf).reshape(channels, n_k)
     treated = snr >= threshold_db
+    # a gap in a detected series: a harmonic whose two neighbours are treated needs less
+    if n_k >= 3:
+        gap = np.zeros_like(treated)
+        gap[:, 1:-1] = treated[:, :-2] & treated[:, 2:]
+        treated |= gap & (snr >= threshold_db - _GAP_RELIEF_DB)
     # a held note's partials can sit on k·f0: hum shows its fundamental, or at least two
     # harmonics of which one is among the first three
     low = treated[:, : min(3, n_k)].any(axis=1)
@@ -742,6 +810,13 @@ def _finish_analysis(v, r, times, psi, hop_s, framer, *, sr, channels, n_samples
         warnings.warn(f"no hum found {where} (no harmonic {threshold_db:g} dB above its noise): nothing removed",
                       stacklevel=4)
     return analysis
+
+
+def _sandwich(y: np.ndarray, mean: np.ndarray, w: np.ndarray, ker: np.ndarray) -> np.ndarray:
+    """Variance of a weighted kernel average from its residuals: ``Σ ker² w² |y - mean|² / (Σ ker w)²``."""
+    den = convolve_frames(w, ker)
+    num = convolve_frames(w**2 * ((y.real - mean.real) ** 2 + (y.imag - mean.imag) ** 2), ker**2)
+    return num / np.maximum(den, np.finfo(float).tiny) ** 2
 
 
 def _robust_average(y: np.ndarray, r: np.ndarray, ker: np.ndarray, *, rounds: int) -> tuple[np.ndarray, np.ndarray]:

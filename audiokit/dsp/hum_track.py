@@ -504,7 +504,16 @@ def convolve_frames(a: np.ndarray, ker: np.ndarray) -> np.ndarray:
     """Convolve along the last axis with a centred odd kernel, zeros outside (same length)."""
     if a.shape[-1] == 0:
         return a.copy()
-    if len(ker) < 64 or a.shape[-1] < 64:
+    n = a.shape[-1]
+    if len(ker) > 2 * n - 1:  # lags beyond the signal meet only zeros
+        cut = len(ker) // 2 - (n - 1)
+        ker = ker[cut : len(ker) - cut]
+    if n <= 512:  # a banded matrix product: one call instead of a loop over the taps
+        pad = len(ker) // 2
+        lag = pad + np.arange(n)[None, :] - np.arange(n)[:, None]
+        mat = np.where((lag >= 0) & (lag < len(ker)), ker[np.clip(lag, 0, len(ker) - 1)], 0.0)
+        return a @ mat
+    if len(ker) < 64:
         pad = len(ker) // 2
         ap = np.concatenate([np.zeros(a.shape[:-1] + (pad,), a.dtype), a, np.zeros(a.shape[:-1] + (pad,), a.dtype)], -1)
         out = np.zeros(a.shape, np.result_type(a.dtype, np.float64))
