@@ -12,11 +12,11 @@ from ..io import check_output_path, derived_output, write_bytes_atomic
 from ..io.npy import write_sidecar
 from . import console
 from .options import (
-    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, choice_option, frequency_option, open_input,
+    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, choice_option, open_input,
 )
 from .timefreq import (
     Center, Cmap, Fft, Hop, Mix, Npy, Nfft, Output, PadMode, Ref, Scale, Size, Symmetric, TfRequest, TopDb, Win, Window,
-    plan_from_request, resolve_outputs, run_timefreq,
+    mel_bank, plan_from_request, resolve_outputs, run_timefreq,
 )
 
 MEL_PANEL = "Mel"
@@ -88,7 +88,6 @@ def mel_command(
 
 def _filterbank(request: TfRequest, sr: int) -> list[str]:
     """Draw the triangles and save the (n_mels, n_freqs) matrix; return the written paths."""
-    from ..dsp.mel import mel_filterbank
     from ..plot import filterbank_figure, parse_size, png_bytes
 
     png = request.output if request.output is not None or request.npy is not None else str(derived_output(request.path, "melfb", ".png"))
@@ -100,9 +99,7 @@ def _filterbank(request: TfRequest, sr: int) -> list[str]:
             check_output_path(out, [request.path])
     plan = plan_from_request(request, sr)
     m = request.mel
-    fmin = frequency_option("--fmin", request.fmin) if request.fmin is not None else 0.0
-    fmax = frequency_option("--fmax", request.fmax) if request.fmax is not None else sr / 2
-    bank = mel_filterbank(sr=sr, n_fft=plan.n_fft, n_mels=m["n_mels"], fmin=fmin, fmax=fmax, scale=m["scale"], norm=m["norm"])
+    bank, mel_meta, _ = mel_bank(request, plan)
     written = []
     if png is not None:
         title = f"{m['n_mels']} mel filters ({m['scale']}, norm {m['norm'] or 'none'}) over {plan.n_freqs} bins, sr {sr} Hz, n_fft {plan.n_fft}"
@@ -113,12 +110,11 @@ def _filterbank(request: TfRequest, sr: int) -> list[str]:
         import io
 
         buffer = io.BytesIO()
-        np.save(buffer, bank.astype(np.float32))
+        np.save(buffer, bank)
         write_bytes_atomic(request.npy, buffer.getvalue())
         meta = {
             "kind": "mel_filterbank", "shape": list(bank.shape), "dtype": "float32", "layout": "(n_mels, n_freqs)",
-            "sr": sr, "n_fft": plan.n_fft, "n_mels": m["n_mels"], "fmin_hz": fmin, "fmax_hz": fmax,
-            "mel_scale": m["scale"], "norm": m["norm"] or "none", "freq_hz": {"formula": "k * sr / n_fft", "count": plan.n_freqs},
+            "sr": sr, "n_fft": plan.n_fft, **mel_meta, "freq_hz": {"formula": "k * sr / n_fft", "count": plan.n_freqs},
         }
         from .. import __version__
 

@@ -167,7 +167,7 @@ def run_timefreq(req: TfRequest, source: AudioSource) -> list[str]:
     filterbank, rows, row_freqs = None, plan.n_freqs, plan.freqs
     mel_meta = {}
     if req.kind == "mel":
-        filterbank, mel_meta, row_freqs = _mel_bank(req, plan)
+        filterbank, mel_meta, row_freqs = mel_bank(req, plan)
         rows = filterbank.shape[0]
         row_slice = slice(None)
     else:
@@ -268,7 +268,8 @@ def _freq_rows(req: TfRequest, plan) -> tuple[slice, np.ndarray]:
     return slice(int(keep[0]), int(keep[-1]) + 1), freqs[keep[0] : keep[-1] + 1]
 
 
-def _mel_bank(req: TfRequest, plan):
+def mel_bank(req: TfRequest, plan):
+    """The float32 mel filter bank of ``--n-mels/--fmin/--fmax/--mel-scale/--norm``, its sidecar fields and centre Hz."""
     from ..dsp.mel import mel_filterbank, mel_frequencies
 
     m = req.mel
