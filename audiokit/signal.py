@@ -36,11 +36,11 @@ class Signal:
         return self.samples.shape[0]
 
     @property
-    def n_frames(self) -> int:
+    def n_samples(self) -> int:
         """Number of samples per channel."""
         return self.samples.shape[1]
 
     @property
     def duration(self) -> float:
-        """Duration in seconds, ``n_frames / sr``."""
-        return self.n_frames / self.sr
+        """Duration in seconds, ``n_samples / sr``."""
+        return self.n_samples / self.sr

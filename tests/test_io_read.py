@@ -88,7 +88,7 @@ def test_wave_format_extensible_six_channels(tmp_path, rng):
     tag, channels = struct.unpack_from("<HH", head, 20)
     assert tag == 0xFFFE and channels == 6  # WAVE_FORMAT_EXTENSIBLE
     with open_audio(path) as source:
-        assert (source.channels, source.frames, source.sr, source.subtype) == (6, 300, 48000, "PCM_16")
+        assert (source.channels, source.n_samples, source.sr, source.subtype) == (6, 300, 48000, "PCM_16")
         np.testing.assert_array_equal(source.read().samples, x)
 
 
@@ -98,7 +98,7 @@ def test_rf64(tmp_path, rng):
     sf.write(path, x.T, 96000, subtype="PCM_24", format="RF64")
     assert path.read_bytes()[:4] == b"RF64"
     with open_audio(path) as source:
-        assert source.container == "RF64" and source.frames == 400
+        assert source.container == "RF64" and source.n_samples == 400
         np.testing.assert_array_equal(source.read().samples, x)
 
 
@@ -107,7 +107,7 @@ def test_flac_is_lossless(tmp_path, rng):
     path = tmp_path / "x.flac"
     sf.write(path, x.T, 44100, subtype="PCM_16", format="FLAC")
     with open_audio(path) as source:
-        assert (source.container, source.subtype, source.frames) == ("FLAC", "PCM_16", 4096)
+        assert (source.container, source.subtype, source.n_samples) == ("FLAC", "PCM_16", 4096)
         np.testing.assert_array_equal(source.read().samples, x)
 
 
@@ -163,7 +163,7 @@ def test_trailing_garbage_after_data_chunk_is_ignored(craft_wav, pcm16):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with open_audio(path) as source:
-            assert source.frames == 100
+            assert source.n_samples == 100
             np.testing.assert_array_equal(source.read().samples[0], codes / 32768)
 
 
@@ -179,7 +179,7 @@ def test_header_claiming_more_frames_warns_and_reads_what_is_there(craft_wav, pc
     with pytest.warns(UserWarning, match=r"short\.wav: header claims 1000 frames but the file holds 100; reading the 100 present"):
         source = open_audio(path)
     with source:
-        assert source.frames == 100
+        assert source.n_samples == 100
         np.testing.assert_array_equal(source.read().samples[0], codes / 32768)
 
 
@@ -188,7 +188,7 @@ def test_zero_length_allowed_only_on_request(craft_wav):
     with pytest.raises(InputError, match=r"no audio samples \(0 frames\)"):
         open_audio(path)
     with open_audio(path, allow_empty=True) as source:
-        assert source.frames == 0
+        assert source.n_samples == 0
         assert source.read().samples.shape == (1, 0)
 
 
@@ -196,7 +196,7 @@ def test_source_attributes(tmp_path):
     path = tmp_path / "a.wav"
     audiokit.write(path, np.zeros((2, 8000)), 16000, subtype="PCM_16")
     with open_audio(path) as source:
-        assert (source.name, source.sr, source.channels, source.frames) == (str(path), 16000, 2, 8000)
+        assert (source.name, source.sr, source.channels, source.n_samples) == (str(path), 16000, 2, 8000)
         assert (source.container, source.subtype, source.is_float, source.duration) == ("WAV", "PCM_16", False, 0.5)
 
 
@@ -271,8 +271,8 @@ def test_blocks_start_and_frames(tmp_path, rng, start, frames, expected):
     path = tmp_path / "s.wav"
     audiokit.write(path, x, 8000, subtype="PCM_16")
     with open_audio(path) as source:
-        got = [b for b in source.blocks(64, overlap=8, dtype="float64", start=start, frames=frames)]
-        sig = source.read(start=start, frames=frames)
+        got = [b for b in source.blocks(64, overlap=8, dtype="float64", start=start, n_samples=frames)]
+        sig = source.read(start=start, n_samples=frames)
     whole = np.concatenate([got[0]] + [b[:, 8:] for b in got[1:]], axis=1) if got else np.zeros((1, 0))
     np.testing.assert_array_equal(whole, x[:, expected[0] : expected[1]])
     np.testing.assert_array_equal(sig.samples, x[:, expected[0] : expected[1]])
@@ -297,7 +297,7 @@ def test_blocks_dtype(tmp_path):
 def test_blocks_reject_bad_overlap(tmp_path, block, overlap):
     path = tmp_path / "o.wav"
     audiokit.write(path, np.zeros((1, 100)), 8000, subtype="PCM_16")
-    with open_audio(path) as source, pytest.raises(ParameterError, match=rf"block_frames \({block}\) must exceed overlap \({overlap}\)"):
+    with open_audio(path) as source, pytest.raises(ParameterError, match=rf"block_size \({block}\) must exceed overlap \({overlap}\)"):
         next(source.blocks(block, overlap=overlap))
 
 
@@ -333,7 +333,7 @@ def test_raw_pcm_file(tmp_path, rng, fmt):
     path = tmp_path / "x.raw"
     path.write_bytes(data)
     with open_audio(path, raw=RawFormat(sr=16000, format=fmt, channels=2)) as source:
-        assert (source.container, source.sr, source.channels, source.frames) == ("RAW", 16000, 2, 300)
+        assert (source.container, source.sr, source.channels, source.n_samples) == ("RAW", 16000, 2, 300)
         np.testing.assert_array_equal(source.read().samples, expected.T)
 
 
@@ -391,7 +391,7 @@ def test_stdin_wav_is_detected(tmp_path, rng, fake_stdin):
     audiokit.write(tmp_path / "x.wav", x, 16000, subtype="PCM_16")
     fake_stdin((tmp_path / "x.wav").read_bytes())
     with open_audio("-") as source:
-        assert (source.name, source.container, source.frames) == ("-", "WAV", 500)
+        assert (source.name, source.container, source.n_samples) == ("-", "WAV", 500)
         np.testing.assert_array_equal(source.read().samples, x)
 
 

@@ -115,7 +115,7 @@ def test_clip_count_accumulates_over_blocks(tmp_path):
         with WavWriter(tmp_path / "b.wav", sr=8000, channels=2, subtype="PCM_16") as out:
             out.write(np.array([[2.0, 0.0], [0.0, -2.0]]))
             out.write(np.array([[2.0, 2.0, 0.1], [0.0, 0.0, -9.0]]))
-    assert out.clipped == 5 and out.frames == 5
+    assert out.clipped == 5 and out.n_samples == 5
 
 
 # --- WavWriter -------------------------------------------------------------------
@@ -140,7 +140,7 @@ def test_writer_rejects_wrong_shape(tmp_path):
 
 def test_large_expected_size_switches_to_rf64(tmp_path):
     path = tmp_path / "huge.wav"
-    with WavWriter(path, sr=48000, channels=1, subtype="FLOAT", expected_frames=2**30 + 1) as out:  # > 4 GiB of float32
+    with WavWriter(path, sr=48000, channels=1, subtype="FLOAT", expected_samples=2**30 + 1) as out:  # > 4 GiB of float32
         out.write(np.full((1, 10), 0.5))
     assert path.read_bytes()[:4] == b"RF64"
     np.testing.assert_array_equal(audiokit.read(path).samples, np.full((1, 10), 0.5))

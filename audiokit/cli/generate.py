@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Optional
 
 import typer
 
-from ..errors import ParameterError
-from ..io import WavWriter, check_output_path, resolve_subtype
-from ..units import parse_rate
+from ..pipelines.generate import GenerateOptions, generate
 from . import console
-from .options import Debug, Quiet, duration_option, option_error
-
-BLOCK_FRAMES = 1 << 16
+from .options import Debug, Quiet, print_paths, refuse_terminal
 
 
 def generate_command(
@@ -43,24 +38,10 @@ def generate_command(
 
         audiokit generate "chirp:200:3600" --rate 8k --dur 2s | audiokit info -
     """
-    from ..dsp.generate import generate_blocks, parse_spec
-
     console.configure(quiet=quiet)
-    try:
-        sr = parse_rate(rate)
-    except ParameterError as exc:
-        raise option_error("--rate", exc) from None
-    n_samples = duration_option("--dur", dur, sr)
-    kind = resolve_subtype(subtype)
-    parse_spec(spec)
     target = output if output is not None else "-"
-    if target == "-" and sys.stdout.isatty():
-        raise ParameterError("refusing to write WAV bytes to a terminal: give -o PATH or pipe the output")
-    check_output_path(target)
-    blocks = generate_blocks(spec, n_samples=n_samples, sr=sr, channels=channels, seed=seed, block_size=BLOCK_FRAMES)
-    with WavWriter(target, sr=sr, channels=channels, subtype=kind, expected_frames=n_samples) as writer:
-        for block in blocks:
-            writer.write(block)
-    if target != "-":
-        print(target)
+    refuse_terminal(target, "WAV")
+    options = GenerateOptions(dur=dur, rate=rate, seed=seed, channels=channels, subtype=subtype)
+    result = generate(spec, target, options)
+    print_paths([result.output] if result.output != "-" else [])
     return 0

@@ -1,60 +1,16 @@
-"""``audiokit info``: format and levels of audio files, streamed block by block."""
+"""``audiokit info``: format and levels of audio files (the job: :mod:`audiokit.pipelines.info`)."""
 
 from __future__ import annotations
 
 import json
-import math
 from typing import Annotated
 
 import typer
 
-from ..dsp.levels import LevelMeter, dbfs
 from ..errors import InputError
-from ..io.writer import SUBTYPE_BITS
+from ..pipelines.info import info
 from . import console
-from .options import Debug, FixNonFinite, Json, Quiet, RawChannels, RawFormatOpt, RawRate, open_input
-
-BLOCK_FRAMES = 1 << 16
-_BITS = {**{k: v for k, v in SUBTYPE_BITS.items() if v}, "PCM_S8": 8, "FLOAT": 32, "DOUBLE": 64}
-
-
-def file_info(source) -> dict:
-    """Measure one opened source; the JSON object documented in the README."""
-    bits = _BITS.get(source.subtype)
-    clip_level = 1.0 if source.is_float or bits is None else 1.0 - 2.0 ** -(bits - 1)
-    meter = LevelMeter(source.channels, clip_level)
-    with console.progress(f"info {source.name}", source.frames) as advance:
-        # float32 holds FLOAT and <= 24-bit codes exactly; PCM_32/DOUBLE need float64, else
-        # values just below full scale round to 1.0 and are miscounted as clipped.
-        exact32 = source.subtype == "FLOAT" or (bits is not None and bits <= 24)
-        dtype = "float32" if exact32 else "float64"
-        for block in source.blocks(BLOCK_FRAMES, dtype=dtype):
-            meter.update(block)
-            advance(block.shape[1])
-    return {
-        "path": source.name,
-        "container": source.container,
-        "subtype": source.subtype,
-        "bits": bits,
-        "sr": source.sr,
-        "channels": source.channels,
-        "frames": meter.count,
-        "duration_s": meter.count / source.sr,
-        "levels": [
-            {
-                "channel": c,
-                "peak_dbfs": _finite_or_none(dbfs(meter.peak[c])),
-                "rms_dbfs": _finite_or_none(dbfs(meter.rms[c])),
-                "dc_offset": float(meter.dc_offset[c]),
-                "clipped": int(meter.clipped[c]),
-            }
-            for c in range(source.channels)
-        ],
-    }
-
-
-def _finite_or_none(value: float) -> float | None:
-    return round(value, 4) if math.isfinite(value) else None
+from .options import Debug, FixNonFinite, Json, Quiet, RawChannels, RawFormatOpt, RawRate, input_options, reporter
 
 
 def _db_text(value: float | None) -> str:
@@ -96,11 +52,11 @@ def info_command(
         audiokit generate "sine:1k" --dur 1s | audiokit info - --json | jq .levels
     """
     console.configure(quiet=quiet)
+    inputs = input_options(rate, fmt, channels, fix_nonfinite)
     reports, failed = [], None
     for path in files:
         try:
-            with open_input(path, rate, fmt, channels, fix_nonfinite) as source:
-                reports.append(file_info(source))
+            reports.append(info(path, inputs=inputs, reporter=reporter()))
         except InputError as exc:
             if len(files) == 1:
                 raise

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Optional
 
-import numpy as np
 import typer
 
-from ..io import check_output_path, derived_output, write_bytes_atomic
-from ..io.npy import write_sidecar
+from ..pipelines.timefreq import MelOptions, StftOptions, TimeFreqOptions, filterbank_job, timefreq
 from . import console
 from .options import (
-    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, choice_option, open_input,
+    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, input_options, print_paths, refuse_terminal, reporter,
 )
-from .timefreq import (
-    Center, Cmap, Fft, Hop, Mix, Npy, Nfft, Output, PadMode, Ref, Scale, Size, Symmetric, TfRequest, TopDb, Win, Window,
-    mel_bank, plan_from_request, resolve_outputs, run_timefreq,
+from .stft_options import (
+    Center, Cmap, Fft, Hop, Mix, Npy, Nfft, Output, PadMode, Ref, Scale, Size, Symmetric, TopDb, Win, Window,
 )
 
 MEL_PANEL = "Mel"
@@ -68,60 +64,17 @@ def mel_command(
         audiokit mel examples/data/speech.wav --nfft 512 --filterbank -o melfb.png --npy melfb.npy
     """
     console.configure(quiet=quiet)
-    mel_settings = {
-        "n_mels": n_mels,
-        "scale": choice_option("--mel-scale", mel_scale, ("htk", "slaney")),
-        "norm": None if choice_option("--norm", norm, ("none", "slaney")) == "none" else "slaney",
-        "log": log,
-    }
-    request = TfRequest(
-        kind="mel", path=file, win=win, hop=hop, nfft=nfft, window=window, symmetric=symmetric, center=center,
-        pad_mode=pad_mode, fft=fft, mix=mix, output=output, npy=npy, scale=scale, ref=ref, top_db=top_db, cmap=cmap,
-        size=size, fmin=fmin, fmax=fmax, mel=mel_settings,
+    refuse_terminal(output, "PNG")
+    options = TimeFreqOptions(
+        stft=StftOptions(win=win, hop=hop, nfft=nfft, window=window, symmetric=symmetric, center=center,
+                         pad_mode=pad_mode, fft=fft),
+        mel=MelOptions(n_mels=n_mels, mel_scale=mel_scale, norm=norm, log=log).checked(),
+        fmin=fmin, fmax=fmax, mix=mix, scale=scale, ref=ref, top_db=top_db, cmap=cmap, size=size,
     )
-    with open_input(file, rate, fmt, channels, fix_nonfinite) as source:
-        paths = _filterbank(request, source.sr) if filterbank else run_timefreq(request, source)
-    for path in paths:
-        print(path)
+    inputs = input_options(rate, fmt, channels, fix_nonfinite)
+    if filterbank:
+        result = filterbank_job(file, options, png=output, npy=npy, inputs=inputs)
+    else:
+        result = timefreq(file, options, png=output, npy=npy, inputs=inputs, reporter=reporter())
+    print_paths(result.written, to_stderr=result.png_to_stdout)
     return 0
-
-
-def _filterbank(request: TfRequest, sr: int) -> list[str]:
-    """Draw the triangles and save the (n_mels, n_freqs) matrix; return the written paths."""
-    from ..plot import filterbank_figure, parse_size, png_bytes
-
-    png = request.output if request.output is not None or request.npy is not None else str(derived_output(request.path, "melfb", ".png"))
-    if request.output is None and request.npy is not None:
-        png = None
-    resolve_outputs(request)
-    for out in (png, request.npy, request.npy and str(Path(request.npy).with_suffix(".json"))):
-        if out:
-            check_output_path(out, [request.path])
-    plan = plan_from_request(request, sr)
-    m = request.mel
-    bank, mel_meta, _ = mel_bank(request, plan)
-    written = []
-    if png is not None:
-        title = f"{m['n_mels']} mel filters ({m['scale']}, norm {m['norm'] or 'none'}) over {plan.n_freqs} bins, sr {sr} Hz, n_fft {plan.n_fft}"
-        write_bytes_atomic(png, png_bytes(filterbank_figure(bank, plan.freqs, title=title, size=parse_size(request.size))))
-        if png != "-":
-            written.append(png)
-    if request.npy is not None:
-        import io
-
-        buffer = io.BytesIO()
-        np.save(buffer, bank)
-        write_bytes_atomic(request.npy, buffer.getvalue())
-        meta = {
-            "kind": "mel_filterbank", "shape": list(bank.shape), "dtype": "float32", "layout": "(n_mels, n_freqs)",
-            "sr": sr, "n_fft": plan.n_fft, **mel_meta, "freq_hz": {"formula": "k * sr / n_fft", "count": plan.n_freqs},
-        }
-        from .. import __version__
-
-        meta["audiokit_version"] = __version__
-        written += [request.npy, str(write_sidecar(request.npy, meta))]
-    if png == "-":  # stdout carries the PNG bytes: the other paths must not follow them there
-        for path in written:
-            console.info(f"wrote {path}")
-        return []
-    return written

@@ -1,15 +1,17 @@
-"""Options shared by several commands, and their parsing into core values."""
+"""Typer declarations of the options every command shares, and the CLI's side of the pipelines' plumbing."""
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Optional
 
 import typer
 
 from ..errors import ParameterError
-from ..io import RawFormat, open_audio
-from ..io.reader import AudioSource
-from ..units import parse_duration, parse_frequency, parse_rate
+from ..io import is_stdio
+from ..pipelines.params import InputOptions
+from ..pipelines.progress import Reporter
+from . import console
 
 RAW_PANEL = "Raw PCM input (headerless files or stdin)"
 
@@ -32,58 +34,26 @@ FixNonFinite = Annotated[
 ]
 
 
-def choice_option(option: str, value: str, allowed: tuple[str, ...]) -> str:
-    """Lower-case ``value`` and check it is one of ``allowed`` (ParameterError naming them otherwise)."""
-    low = value.lower()
-    if low not in allowed:
-        raise ParameterError(f"{option}: {value!r} is not one of {', '.join(allowed)}")
-    return low
+def input_options(rate: str | None, fmt: str | None, channels: int, fix_nonfinite: bool) -> InputOptions:
+    """The pipelines' :class:`InputOptions` from the shared raw-PCM and NaN options."""
+    return InputOptions(rate=rate, format=fmt, channels=channels, fix_nonfinite=fix_nonfinite)
 
 
-def option_error(option: str, exc: ParameterError) -> ParameterError:
-    """Prefix a parse error with the option name: ``--win: invalid duration 'x' ...``."""
-    return ParameterError(f"{option}: {exc.reason}")
+def reporter() -> Reporter:
+    """Progress bars and notices on stderr (configured by :func:`console.configure`)."""
+    return Reporter(progress=console.progress, info=console.info)
 
 
-def duration_option(option: str, text: str, sr: int, *, allow_zero: bool = False) -> int:
-    """Parse a duration option into samples at ``sr`` (see audiokit.units for the rounding)."""
-    try:
-        samples = parse_duration(text, allow_zero=allow_zero).to_samples(sr)
-    except ParameterError as exc:
-        raise option_error(option, exc) from None
-    if samples == 0 and not allow_zero:
-        raise ParameterError(f"{option}: {text!r} rounds to 0 samples at {sr} Hz")
-    return samples
+def refuse_terminal(path: str | None, what: str) -> None:
+    """Refuse to write binary ``what`` (``WAV``, ``PNG``) to a terminal when ``path`` is ``-``."""
+    if is_stdio(path) and sys.stdout.isatty():
+        raise ParameterError(f"refusing to write {what} bytes to a terminal: give -o PATH or pipe the output")
 
 
-def frequency_option(option: str, text: str) -> float:
-    """Parse a frequency option into Hz."""
-    try:
-        return float(parse_frequency(text))
-    except ParameterError as exc:
-        raise option_error(option, exc) from None
-
-
-def raw_format(rate: str | None, fmt: str | None, channels: int) -> RawFormat | None:
-    """Build the raw PCM description from ``--rate/--format/--channels`` (None when --format is absent).
-
-    ``--format`` switches to raw input; it needs ``--rate``.
-    """
-    if fmt is None:
-        return None
-    if rate is None:
-        raise ParameterError("--format given for raw PCM input: --rate is required too")
-    try:
-        sr = parse_rate(rate)
-    except ParameterError as exc:
-        raise option_error("--rate", exc) from None
-    return RawFormat(sr=sr, format=fmt.lower(), channels=channels)
-
-
-def open_input(
-    path: str, rate: str | None, fmt: str | None, channels: int, fix_nonfinite: bool, *, allow_empty: bool = False
-) -> AudioSource:
-    """Open an input file (or ``-``) with the shared raw-PCM and NaN options."""
-    return open_audio(
-        path, raw=raw_format(rate, fmt, channels), nonfinite="zero" if fix_nonfinite else "error", allow_empty=allow_empty
-    )
+def print_paths(paths: list[str], *, to_stderr: bool = False) -> None:
+    """Print written paths: on stdout (data), or as ``wrote PATH`` notices when stdout carries file bytes."""
+    for path in paths:
+        if to_stderr:
+            console.info(f"wrote {path}")
+        else:
+            print(path)

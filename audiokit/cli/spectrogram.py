@@ -6,11 +6,13 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..pipelines.timefreq import StftOptions, TimeFreqOptions, timefreq
 from . import console
-from .options import Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, open_input
-from .timefreq import (
-    Center, Cmap, Fft, Hop, Mix, Npy, Nfft, Output, PadMode, Ref, Scale, Size, Symmetric, TfRequest, TopDb, Win, Window,
-    run_timefreq,
+from .options import (
+    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, input_options, print_paths, refuse_terminal, reporter,
+)
+from .stft_options import (
+    Center, Cmap, Fft, Hop, Mix, Npy, Nfft, Output, PadMode, Ref, Scale, Size, Symmetric, TopDb, Win, Window,
 )
 
 
@@ -55,12 +57,13 @@ def spectrogram_command(
         audiokit spectrogram rec.wav --nfft 2048 --hop 512 -o rec.png --npy rec.npy --scale power
     """
     console.configure(quiet=quiet)
-    request = TfRequest(
-        kind="spectrogram", path=file, win=win, hop=hop, nfft=nfft, window=window, symmetric=symmetric, center=center,
-        pad_mode=pad_mode, fft=fft, mix=mix, output=output, npy=npy, scale=scale, ref=ref, top_db=top_db, cmap=cmap,
-        size=size, fmin=fmin, fmax=fmax, complex_out=complex_out,
+    refuse_terminal(output, "PNG")
+    options = TimeFreqOptions(
+        stft=StftOptions(win=win, hop=hop, nfft=nfft, window=window, symmetric=symmetric, center=center,
+                         pad_mode=pad_mode, fft=fft),
+        fmin=fmin, fmax=fmax, mix=mix, scale=scale, ref=ref, top_db=top_db, cmap=cmap, size=size, complex_out=complex_out,
     )
-    with open_input(file, rate, fmt, channels, fix_nonfinite) as source:
-        for path in run_timefreq(request, source):
-            print(path)
+    result = timefreq(file, options, png=output, npy=npy, inputs=input_options(rate, fmt, channels, fix_nonfinite),
+                      reporter=reporter())
+    print_paths(result.written, to_stderr=result.png_to_stdout)
     return 0

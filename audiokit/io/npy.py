@@ -127,6 +127,18 @@ def write_sidecar(npy_path: str | os.PathLike, metadata: dict) -> Path:
     return path
 
 
+def save_npy(npy_path: str | os.PathLike, array: np.ndarray, metadata: dict) -> Path:
+    """Save ``array`` as ``.npy`` and ``metadata`` as its JSON sidecar, each atomically; return the sidecar path."""
+    import io
+
+    from .atomic import write_bytes_atomic
+
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    write_bytes_atomic(npy_path, buffer.getvalue())
+    return write_sidecar(npy_path, metadata)
+
+
 def read_sidecar(npy_path: str | os.PathLike) -> dict:
     """Read the JSON sidecar of an array written by audiokit."""
     from ..errors import InputError

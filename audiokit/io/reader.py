@@ -36,6 +36,8 @@ MAX_CHANNELS = 256
 FLOAT_SUBTYPES = frozenset({"FLOAT", "DOUBLE", "VORBIS", "OPUS"})
 _CONTAINER_MAGIC = (b"RIFF", b"RF64", b"BW64", b"fLaC", b"OggS", b"FORM")
 _STDIN_SPOOL_BYTES = 64 * 2**20
+#: Samples per channel in one block read by the streaming commands (64 Ki: 256 KiB per float32 channel).
+BLOCK_SAMPLES = 1 << 16
 
 NonFinitePolicy = Literal["error", "zero"]
 
@@ -53,20 +55,20 @@ class AudioSource:
         Sample rate in Hz.
     channels : int
         Channel count.
-    frames : int
-        Number of frames (samples per channel) that can actually be read.
+    n_samples : int
+        Number of samples per channel that can actually be read.
     subtype : str
         soundfile subtype of the source (``PCM_16``, ``FLOAT``, ...).
     container : str
         ``WAV``, ``FLAC``, ``OGG``, ``RF64`` ... or ``RAW``.
     """
 
-    def __init__(self, name: str, handle: sf.SoundFile, frames: int, nonfinite: NonFinitePolicy, owned: list):
+    def __init__(self, name: str, handle: sf.SoundFile, n_samples: int, nonfinite: NonFinitePolicy, owned: list):
         self.name = name
         self._sf = handle
         self.sr = int(handle.samplerate)
         self.channels = int(handle.channels)
-        self.frames = int(frames)
+        self.n_samples = int(n_samples)
         self.subtype = str(handle.subtype)
         self.container = str(handle.format)
         self._nonfinite = nonfinite
@@ -75,8 +77,8 @@ class AudioSource:
 
     @property
     def duration(self) -> float:
-        """Duration in seconds, ``frames / sr``."""
-        return self.frames / self.sr
+        """Duration in seconds, ``n_samples / sr``."""
+        return self.n_samples / self.sr
 
     @property
     def is_float(self) -> bool:
@@ -125,47 +127,47 @@ class AudioSource:
 
     def blocks(
         self,
-        block_frames: int = 65536,
+        block_size: int = BLOCK_SAMPLES,
         *,
         overlap: int = 0,
         dtype: str = "float32",
         start: int = 0,
-        frames: int | None = None,
+        n_samples: int | None = None,
     ) -> Iterator[np.ndarray]:
         """Yield the signal in blocks shaped ``(channels, n)``.
 
         Parameters
         ----------
-        block_frames : int > overlap
-            Frames per block (the last block may be shorter).
+        block_size : int > overlap
+            Samples per channel in a block (the last block may be shorter).
         overlap : int >= 0
-            Each block after the first starts with the last ``overlap`` frames
+            Each block after the first starts with the last ``overlap`` samples
             of the previous one (so consecutive blocks advance by
-            ``block_frames - overlap``).
+            ``block_size - overlap``).
         dtype : {'float32', 'float64'}
             Sample type; full scale is ±1.
         start : int >= 0
             First frame to read.
-        frames : int, optional
-            Number of frames to read from ``start`` (default: to the end).
+        n_samples : int, optional
+            Number of samples per channel to read from ``start`` (default: to the end).
 
         Yields
         ------
         np.ndarray, shape (channels, n), C-contiguous
         """
-        if block_frames <= overlap or overlap < 0:
-            raise ParameterError(f"block_frames ({block_frames}) must exceed overlap ({overlap}) >= 0")
+        if block_size <= overlap or overlap < 0:
+            raise ParameterError(f"block_size ({block_size}) must exceed overlap ({overlap}) >= 0")
         if start < 0:
             raise ParameterError(f"start ({start}) must be >= 0")
-        remaining = self.frames - start if frames is None else min(frames, self.frames - start)
+        remaining = self.n_samples - start if n_samples is None else min(n_samples, self.n_samples - start)
         if remaining <= 0:  # nothing to read (start at or past the end): seeking there would fail
             return
         self._sf.seek(start)
-        step = block_frames - overlap
+        step = block_size - overlap
         previous: np.ndarray | None = None
         position = start
         while remaining > 0:
-            want = min(step if previous is not None else block_frames, remaining)
+            want = min(step if previous is not None else block_size, remaining)
             data = self._read(want, dtype)
             if data.shape[1] == 0:
                 break
@@ -184,12 +186,12 @@ class AudioSource:
             raise InputError(f"read error: {exc}", self.name) from exc
         return np.ascontiguousarray(interleaved.T)
 
-    def read(self, *, dtype: str = "float64", start: int = 0, frames: int | None = None) -> Signal:
-        """Read ``frames`` frames from ``start`` (default: everything) into a :class:`Signal`."""
-        count = self.frames - start if frames is None else min(frames, self.frames - start)
+    def read(self, *, dtype: str = "float64", start: int = 0, n_samples: int | None = None) -> Signal:
+        """Read ``n_samples`` samples per channel from ``start`` (default: everything) into a :class:`Signal`."""
+        count = self.n_samples - start if n_samples is None else min(n_samples, self.n_samples - start)
         out = np.empty((self.channels, max(count, 0)), dtype=dtype)
         filled = 0
-        for block in self.blocks(1 << 20, dtype=dtype, start=start, frames=count):
+        for block in self.blocks(1 << 20, dtype=dtype, start=start, n_samples=count):
             out[:, filled : filled + block.shape[1]] = block
             filled += block.shape[1]
         return Signal(out[:, :filled], self.sr, self.subtype)
@@ -300,22 +302,22 @@ def _open_validated(name, fh, raw, nonfinite, allow_empty, owned) -> AudioSource
         if magic in _CONTAINER_MAGIC:
             reason = f"unreadable or corrupt audio file ({_libsndfile_reason(exc)})"
         raise InputError(reason, name) from exc
-    frames = int(handle.frames)
+    n_samples = int(handle.frames)
     if header is not None and header.claimed_frames is not None and header.claimed_frames > header.available_frames:
         warnings.warn(
             f"{name}: header claims {header.claimed_frames} frames but the file holds {header.available_frames}; "
             f"reading the {header.available_frames} present",
             stacklevel=3,
         )
-        frames = min(frames, header.available_frames)
+        n_samples = min(n_samples, header.available_frames)
     if header is None:
         if handle.channels < 1:
             raise InputError("0 channels", name)
         if handle.channels > MAX_CHANNELS:
             raise InputError(f"{handle.channels} channels (more than {MAX_CHANNELS}); file is corrupt", name)
         _check_rate(handle.samplerate, name)
-    source = AudioSource(name, handle, frames, nonfinite, owned)
-    if frames == 0 and not allow_empty:
+    source = AudioSource(name, handle, n_samples, nonfinite, owned)
+    if n_samples == 0 and not allow_empty:
         source.close()
         raise InputError("no audio samples (0 frames)", name)
     return source

@@ -18,46 +18,12 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from ..errors import OutputError, ParameterError
+from ..errors import OutputError
 from .atomic import atomic_output, describe_os_error
+from .subtypes import DEFAULT_SUBTYPE, SUBTYPE_BITS, resolve_subtype
 
-#: ``--subtype`` values we write, with their PCM bit depth (None for float).
-SUBTYPE_BITS: dict[str, int | None] = {
-    "PCM_U8": 8,
-    "PCM_16": 16,
-    "PCM_24": 24,
-    "PCM_32": 32,
-    "FLOAT": None,
-    "DOUBLE": None,
-}
-#: Subtype used when neither the user nor the source decides (exact for any
-#: float32 signal and for values beyond full scale).
-DEFAULT_SUBTYPE = "FLOAT"
 _INT_CONTAINER = {"PCM_U8": (np.int16, 8), "PCM_16": (np.int16, 0), "PCM_24": (np.int32, 8), "PCM_32": (np.int32, 0)}
 _WAV_LIMIT_BYTES = 0xFFFFFFFF - 1024
-
-
-def resolve_subtype(requested: str | None, source_subtype: str | None = None) -> str:
-    """Pick the output subtype: the request, else the source's, else FLOAT.
-
-    A source subtype that WAV cannot hold as is (FLAC's PCM_S8, Vorbis, ...)
-    maps to the nearest one we write (PCM_16 for 8-bit signed, FLOAT for lossy).
-
-    Raises
-    ------
-    ParameterError
-        When ``requested`` is not one of :data:`SUBTYPE_BITS`.
-    """
-    if requested is not None:
-        key = requested.upper()
-        if key not in SUBTYPE_BITS:
-            raise ParameterError(f"--subtype: unknown subtype {requested!r} (allowed: {', '.join(SUBTYPE_BITS)})")
-        return key
-    if source_subtype in SUBTYPE_BITS:
-        return source_subtype
-    if source_subtype == "PCM_S8":
-        return "PCM_16"
-    return DEFAULT_SUBTYPE
 
 
 def encode_block(block: np.ndarray, subtype: str) -> tuple[np.ndarray, int]:
@@ -101,8 +67,8 @@ class WavWriter:
         Channel count.
     subtype : str
         One of :data:`SUBTYPE_BITS`.
-    expected_frames : int, optional
-        Total frames if known; above 4 GiB of data the file is written as RF64.
+    expected_samples : int, optional
+        Total samples per channel if known; above 4 GiB of data the file is written as RF64.
 
     Notes
     -----
@@ -111,16 +77,16 @@ class WavWriter:
     After closing, :attr:`clipped` holds the count of clipped samples.
     """
 
-    def __init__(self, path, *, sr: int, channels: int, subtype: str = DEFAULT_SUBTYPE, expected_frames: int | None = None):
+    def __init__(self, path, *, sr: int, channels: int, subtype: str = DEFAULT_SUBTYPE, expected_samples: int | None = None):
         self.path = str(path)
         self.sr = int(sr)
         self.channels = int(channels)
         self.subtype = resolve_subtype(subtype)
         bits = SUBTYPE_BITS[self.subtype] or (32 if self.subtype == "FLOAT" else 64)
-        big = expected_frames is not None and expected_frames * self.channels * bits // 8 > _WAV_LIMIT_BYTES
+        big = expected_samples is not None and expected_samples * self.channels * bits // 8 > _WAV_LIMIT_BYTES
         self._format = "RF64" if big else "WAV"
         self.clipped = 0
-        self.frames = 0
+        self.n_samples = 0
         self._stack = contextlib.ExitStack()
         self._sf: sf.SoundFile | None = None
 
@@ -149,7 +115,7 @@ class WavWriter:
             self._sf.write(data)
         except (sf.LibsndfileError, RuntimeError, OSError) as exc:
             raise OutputError(_write_failure(exc, self.path), self.path) from exc
-        self.frames += block.shape[1]
+        self.n_samples += block.shape[1]
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         failure = None
@@ -204,6 +170,6 @@ def write(path, samples: np.ndarray, sr: int, *, subtype: str = DEFAULT_SUBTYPE)
         issued when it is non-zero.
     """
     samples = np.atleast_2d(samples)
-    with WavWriter(path, sr=sr, channels=samples.shape[0], subtype=subtype, expected_frames=samples.shape[1]) as out:
+    with WavWriter(path, sr=sr, channels=samples.shape[0], subtype=subtype, expected_samples=samples.shape[1]) as out:
         out.write(samples)
     return out.clipped

@@ -186,7 +186,7 @@ def test_internal_error_is_reported_in_one_line(cli, tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("something unexpected")
 
-    monkeypatch.setattr("audiokit.cli.info.file_info", broken)
+    monkeypatch.setattr("audiokit.cli.info.info", broken)
     code, out, err = cli("info", path)
     assert (code, out) == (1, "")
     assert err == "error: internal error: RuntimeError: something unexpected (rerun with --debug for the traceback)\n"
@@ -199,7 +199,7 @@ def test_ctrl_c_exits_130(cli, tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("audiokit.cli.info.file_info", interrupted)
+    monkeypatch.setattr("audiokit.cli.info.info", interrupted)
     code, out, err = cli("info", path)
     assert (code, out, err) == (130, "", "error: interrupted\n")
 
@@ -211,7 +211,7 @@ def test_ctrl_c_with_debug_shows_the_traceback(cli, tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("audiokit.cli.info.file_info", interrupted)
+    monkeypatch.setattr("audiokit.cli.info.info", interrupted)
     code, out, err = cli("info", "--debug", path)
     assert code == 130
     assert "Traceback (most recent call last)" in err and "KeyboardInterrupt" in err

@@ -83,7 +83,7 @@ def test_subtype_too_small_for_the_bits_is_refused(cli, busy, bits, subtype, hol
 
 
 def test_blocks_give_the_one_shot_result(cli, busy, tmp_path, monkeypatch):
-    monkeypatch.setattr("audiokit.cli.quantize.BLOCK_FRAMES", 1000)
+    monkeypatch.setattr("audiokit.pipelines.quantize.BLOCK_SAMPLES", 1000)
     out = tmp_path / "out.wav"
     assert cli("quantize", busy, "--bits", "6", "--noise-shape", "first", "--dither", "rpdf", "--seed", "7", "-o", out)[0] == 0
     np.testing.assert_array_equal(read(out), quantize(read(busy), bits=6, dither="rpdf", noise_shape="first", seed=7))

@@ -141,7 +141,7 @@ def test_no_filter_takes_9khz_at_48k_to_7khz_at_16k(cli, tmp_path):
 @pytest.mark.parametrize(("sr_in", "sr_out", "n"), [(48000, 16000, 1000), (16000, 44100, 1601), (44100, 37993, 2 * 44100 + 7),
                                                      (44100, 16000, 44101), (48000, 16000, 301)])
 def test_no_filter_streamed_in_chunks_equals_one_shot(cli, tmp_path, rng, monkeypatch, sr_in, sr_out, n):
-    monkeypatch.setattr("audiokit.cli.resample.BLOCK_FRAMES", 100)
+    monkeypatch.setattr("audiokit.pipelines.resample.BLOCK_SAMPLES", 100)
     x = rng.uniform(-1, 1, (2, n))
     src = write(tmp_path / "in.wav", x, sr_in, subtype="DOUBLE")
     out = tmp_path / "out.wav"
@@ -151,7 +151,7 @@ def test_no_filter_streamed_in_chunks_equals_one_shot(cli, tmp_path, rng, monkey
 
 
 def test_filtered_stream_in_small_blocks_equals_one_shot(cli, tmp_path, rng, monkeypatch):
-    monkeypatch.setattr("audiokit.cli.resample.BLOCK_FRAMES", 257)
+    monkeypatch.setattr("audiokit.pipelines.resample.BLOCK_SAMPLES", 257)
     x = rng.uniform(-0.5, 0.5, (1, 5000)).astype(np.float32)
     src = write(tmp_path / "in.wav", x, 44100)
     out = tmp_path / "out.wav"

@@ -1,0 +1,267 @@
+"""The ``dehum`` job: find the mains hum, remove it, write the cleaned WAV (and what was removed).
+
+The core (:mod:`audiokit.dsp.hum`) does the maths; this job reads the input
+block by block for the analysis passes, streams the removal
+(:class:`~audiokit.dsp.hum.HumRemover`) into a WAV writer, measures the lines
+left in the output and returns the report.
+
+Conventions (also in README "audiokit dehum")
+---------------------------------------------
+* Passes over the input: 3 (analysis) + 1 (removal) + 1 more with
+  ``normalize``.  Standard input is spooled by the reader, so it can be read
+  several times.  Memory does not grow with the length of the input beyond a
+  few kilobytes per second (the per-frame amplitudes).
+* Output: same rate, channels and subtype as the input unless ``subtype``;
+  default path ``<stem>.dehum.wav`` beside the input.
+* ``residual`` gets ``input - output`` computed in float64 before the output
+  is encoded (and before the ``normalize`` gain).
+* Beyond full scale: :mod:`audiokit.pipelines.fullscale`.
+* Levels are dB re a full-scale sine (peak amplitude 1.0 = 0 dB), read with
+  1 s frames at each line; ``null`` in JSON stands for ``-inf``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..dsp.hum import DEFAULT_THRESHOLD_DB, HumAnalysis, HumMeter, analyze_hum_blocks
+from ..dsp.levels import dbfs
+from ..dsp.resample import measure_overshoot
+from ..errors import ParameterError
+from ..io import WavWriter, check_output_path, derived_output, is_stdio
+from ..io.reader import BLOCK_SAMPLES, AudioSource
+from ..io.subtypes import resolve_subtype
+from .fullscale import FullScaleGuard
+from .params import InputOptions, duration_samples, finite_or_none, frequency_hz
+from .progress import SILENT, Reporter
+
+if TYPE_CHECKING:
+    from ..dsp.hum import HumRemover
+
+__all__ = ["DehumOptions", "DehumResult", "dehum_file", "parse_freq"]
+
+#: Decimal places of levels (dB) and frequencies (Hz) in the JSON report.
+_DB_DIGITS, _HZ_DIGITS = 3, 4
+
+
+@dataclass(frozen=True)
+class DehumOptions:
+    """Options of ``audiokit dehum`` as typed (``freq`` ``"50"``/``"auto"``, ``win`` ``"1s"``, ``width`` ``"4Hz"``)."""
+
+    freq: str = "auto"
+    method: str = "subtract"
+    harmonics: int | None = None
+    threshold: float = DEFAULT_THRESHOLD_DB
+    width: str | None = None
+    win: str | None = None
+    subtype: str | None = None
+    normalize: bool = False
+
+
+@dataclass(frozen=True)
+class DehumResult:
+    """The written paths (``output`` may be ``-``), the report (the ``--json`` object) and its one-line summary."""
+
+    output: str
+    residual: str | None
+    report: dict[str, Any]
+    summary: str
+
+
+def parse_freq(text: str) -> float | None:
+    """``--freq``: ``auto`` -> None, else a frequency in Hz (``50``, ``60Hz``, ``16.7``)."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        return frequency_hz("--freq", text)
+    except ParameterError:
+        raise ParameterError(f"--freq: invalid value {text!r}: use 50, 60, another frequency such as 16.7Hz, or auto") from None
+
+
+def _total_db(levels: np.ndarray, mask: np.ndarray) -> list[float | None]:
+    """Total power of the masked harmonics per channel, in dB (None when nothing is masked)."""
+    out: list[float | None] = []
+    for lv, m in zip(levels, mask):
+        if not m.any():
+            out.append(None)
+            continue
+        p = np.sum(10.0 ** (lv[m] / 10.0))
+        out.append(finite_or_none(10.0 * math.log10(p), _DB_DIGITS) if p > 0 else None)
+    return out
+
+
+def _levels(values: np.ndarray) -> list[float | None]:
+    return [finite_or_none(v, _DB_DIGITS) for v in values]
+
+
+def build_report(analysis: HumAnalysis, after_db: np.ndarray, *, source: AudioSource, target: str,
+                 residual: str | None, method: str, remover: HumRemover, gain: float, peak: float) -> dict[str, Any]:
+    """The ``--json`` object (see the README for its fields)."""
+    a = analysis
+    track = a.f0_track if a.times.size else np.zeros(0)
+    harmonics = [
+        {
+            "k": int(k),
+            "freq_hz": round(float(k) * a.f0, _HZ_DIGITS),
+            "treated": [bool(t) for t in a.treated[:, i]],
+            "level_db": _levels(a.level_db[:, i]),
+            "after_db": _levels(after_db[:, i]),
+            "floor_db": _levels(a.floor_db[:, i]),
+            "snr_db": _levels(a.snr_db[:, i]),
+            "span_s": [float(v) for v in a.span_s[:, i]],
+        }
+        for i, k in enumerate(a.harmonics)
+    ]
+    out = {
+        "input": source.name,
+        "output": target,
+        "residual": residual,
+        "method": method,
+        "sr": a.sr,
+        "channels": a.channels,
+        "frames": a.n_samples,
+        "duration_s": a.n_samples / a.sr,
+        "nominal_hz": a.nominal,
+        "auto": a.auto,
+        "search_hz": [round(a.search[0], _HZ_DIGITS), round(a.search[1], _HZ_DIGITS)],
+        "found": a.found,
+        "f0_hz": round(a.f0, _HZ_DIGITS) if a.times.size else None,
+        "f0_min_hz": round(float(track.min()), _HZ_DIGITS) if track.size else None,
+        "f0_max_hz": round(float(track.max()), _HZ_DIGITS) if track.size else None,
+        "threshold_db": a.threshold_db,
+        "harmonics_considered": len(a.harmonics),
+        "treated": list(a.treated_harmonics),
+        "tracked": list(a.tracked),
+        "hum_db": {"before": _total_db(a.level_db, a.treated), "after": _total_db(after_db, a.treated)},
+        "harmonics": harmonics,
+        "gain_db": round(dbfs(gain), _DB_DIGITS),
+        "peak_dbfs": finite_or_none(dbfs(peak), _DB_DIGITS),
+    }
+    if remover.eraser is not None:
+        out["erase"] = {"win_s": remover.eraser.win_length / a.sr, "width_hz": remover.eraser.width_hz}
+    return out
+
+
+def summary(analysis: HumAnalysis, after_db: np.ndarray) -> str:
+    """One line: f0 and its range, harmonics treated, total level before -> after per channel."""
+    a = analysis
+    if not len(a.harmonics):
+        return "hum: not measured"
+    track = a.f0_track
+    head = f"hum: f0 {a.f0:.3f} Hz ({track.min():.3f}..{track.max():.3f} Hz)"
+    if not a.found:
+        return f"{head}; no harmonic {a.threshold_db:g} dB above its noise: output = input"
+    before, after = _total_db(a.level_db, a.treated), _total_db(after_db, a.treated)
+    levels = ", ".join(
+        f"{'-inf' if b is None else f'{b:.1f}'} -> {'-inf' if f is None else f'{f:.1f}'} dB" for b, f in zip(before, after)
+    )
+    ks = a.treated_harmonics
+    return f"{head}; treated {len(ks)} of {len(a.harmonics)} harmonics ({_ranges(ks)}); level {levels}"
+
+
+def _ranges(ks: tuple[int, ...]) -> str:
+    """``(1, 2, 3, 5, 7, 8)`` -> ``1-3, 5, 7-8``."""
+    parts: list[str] = []
+    start = prev = None
+    for k in (*ks, None):
+        if start is not None and (k is None or k != prev + 1):  # type: ignore[operator]
+            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = None
+        if k is not None:
+            start = k if start is None else start
+            prev = k
+    return ", ".join(parts)
+
+
+def _check(options: DehumOptions, path: str, target: str, residual: str | None) -> tuple[float | None, float | None]:
+    """Validate the options and outputs before any work; return (nominal Hz or None, width Hz or None)."""
+    nominal = parse_freq(options.freq)
+    width_hz = None
+    if options.width is not None:
+        width_hz = frequency_hz("--width", options.width)
+        if width_hz <= 0:
+            raise ParameterError(f"--width: must be > 0 Hz, got {options.width!r}")
+    if not math.isfinite(options.threshold):
+        raise ParameterError(f"--threshold: must be a finite number of dB, got {options.threshold!r}")
+    if options.subtype is not None:
+        resolve_subtype(options.subtype)
+    check_output_path(target, [path])
+    if residual is not None:
+        if is_stdio(residual):
+            raise ParameterError("--residual needs a file path (stdout is for the output or the report)")
+        check_output_path(residual, [path])
+        if not is_stdio(target) and residual == target:
+            raise ParameterError("--residual: same path as the output")
+    return nominal, width_hz
+
+
+def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptions(), *, residual: str | None = None,
+               inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT) -> DehumResult:
+    """Remove the hum of ``path`` into ``output`` (default ``<stem>.dehum.wav``; ``-``: stdout)."""
+    from ..dsp.hum import METHODS, HumRemover
+
+    if options.method not in METHODS:
+        raise ParameterError(f"--method: unknown method {options.method!r} (allowed: {', '.join(METHODS)})")
+    if options.method != "erase":
+        for name, value in (("--width", options.width), ("--win", options.win)):
+            if value is not None:
+                raise ParameterError(f"{name} applies to --method erase only")
+    target = output if output is not None else str(derived_output(path, "dehum", ".wav"))
+    nominal, width_hz = _check(options, path, target, residual)
+
+    with inputs.open(path) as source:
+        win_length = duration_samples("--win", options.win, source.sr) if options.win is not None else None
+        kind = resolve_subtype(options.subtype, source.subtype)
+        passes = 4 + (1 if options.normalize else 0)
+        with reporter.progress(f"dehum {source.name}", passes * max(source.n_samples, 1)) as advance:
+
+            def blocks() -> Iterator[np.ndarray]:
+                for block in source.blocks(BLOCK_SAMPLES, dtype="float64"):
+                    advance(block.shape[1])
+                    yield block
+
+            analysis = analyze_hum_blocks(
+                blocks, sr=source.sr, channels=source.channels, n_samples=source.n_samples, freq=nominal,
+                harmonics=options.harmonics, threshold_db=options.threshold,
+            )
+            erase = {"win_length": win_length, "width_hz": width_hz} if options.method == "erase" else {}
+            remover = HumRemover(analysis, options.method, **erase)  # validates --win/--width
+
+            def removal() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+                return remover.run(source.blocks(BLOCK_SAMPLES, dtype="float64"))
+
+            guard = FullScaleGuard(kind)
+            if options.normalize:
+                peak = 0.0
+                for y, _ in removal():
+                    peak = max(peak, measure_overshoot(y).peak)
+                    advance(y.shape[1])
+                if guard.fit_peak(peak):
+                    reporter.info(f"{target}: output peak {dbfs(peak):+.2f} dBFS; --normalize applies {dbfs(guard.gain):.2f} dB")
+                else:
+                    reporter.info(f"{target}: output peak {dbfs(peak):+.2f} dBFS is within full scale; no gain applied")
+            meter = HumMeter(analysis)
+            spec = {"sr": source.sr, "channels": source.channels, "subtype": kind, "expected_samples": source.n_samples}
+            with contextlib.ExitStack() as stack:
+                writer = stack.enter_context(WavWriter(target, **spec))
+                res_writer = stack.enter_context(WavWriter(residual, **spec)) if residual is not None else None
+                for y, removed in removal():
+                    meter.push(y)
+                    writer.write(guard(y))
+                    if res_writer is not None:
+                        res_writer.write(removed)
+                    advance(y.shape[1])
+    after = meter.finish()
+    message = guard.warning(target, "the output")
+    if message:
+        warnings.warn(message, stacklevel=2)
+    report = build_report(analysis, after, source=source, target=target, residual=residual, method=options.method,
+                          remover=remover, gain=guard.gain, peak=guard.peak)
+    return DehumResult(output=target, residual=residual, report=report, summary=summary(analysis, after))

@@ -1,0 +1,91 @@
+"""The ``istft`` job: rebuild a waveform from ``spectrogram --complex`` output by weighted overlap-add."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..io import WavWriter, check_output_path, derived_output
+from ..io.npy import read_sidecar, sidecar_path
+from ..io.subtypes import resolve_subtype
+from .progress import SILENT, Reporter
+from .sidecar import check_stft_sidecar, plan_from_sidecar
+
+__all__ = ["IstftOptions", "IstftResult", "istft_file", "load_complex_stft"]
+
+#: STFT frames read from the memory-mapped array per step (bounds memory: 2048 × n_freqs × channels complex64).
+CHUNK_FRAMES = 2048
+
+
+@dataclass(frozen=True)
+class IstftOptions:
+    """``subtype`` of the output WAV (default: the source's, from the sidecar)."""
+
+    subtype: str | None = None
+
+
+@dataclass(frozen=True)
+class IstftResult:
+    """The written WAV (``-``: stdout), its rate (Hz) and length (samples per channel)."""
+
+    output: str
+    sr: int
+    n_samples: int
+
+
+def load_complex_stft(path: str) -> tuple[np.ndarray, dict[str, Any]]:
+    """Memory-map the complex STFT at ``path`` and read its sidecar; validate both (InputError naming ``path``)."""
+    if path != "-" and not Path(path).is_file():
+        # before the sidecar: a mistyped SPEC.npy is "no such file", not "missing sidecar"
+        raise InputError("no such file", path)
+    meta = read_sidecar(path)
+    if not isinstance(meta, dict) or meta.get("scale") != "complex":
+        scale = meta.get("scale", "unknown") if isinstance(meta, dict) else "unknown"
+        raise InputError(
+            f"holds {scale!r} values, not a complex STFT; make it with "
+            "'audiokit spectrogram FILE --complex --npy SPEC.npy'",
+            path,
+        )
+    check_stft_sidecar(meta, path)
+    try:
+        spec = np.load(path, mmap_mode="r")
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"not a readable .npy array: {exc}", path) from None
+    if not np.iscomplexobj(spec) or list(spec.shape) != list(meta["shape"]):
+        raise InputError(f"array {spec.dtype} {spec.shape} does not match its sidecar ({meta['shape']})", path)
+    return spec, meta
+
+
+def istft_file(spec_path: str, output: str | None, options: IstftOptions = IstftOptions(), *,
+               reporter: Reporter = SILENT) -> IstftResult:
+    """Invert the complex STFT in ``spec_path`` into ``output`` (default ``<SPEC>.istft.wav``; ``-``: stdout)."""
+    from ..dsp.stft import IstftStream
+
+    spec, meta = load_complex_stft(spec_path)
+    target = output if output is not None else str(derived_output(spec_path, "istft", ".wav"))
+    check_output_path(target, [spec_path, str(sidecar_path(spec_path)), meta.get("source", "-")])
+    plan = plan_from_sidecar(meta)
+    kind = resolve_subtype(options.subtype, meta.get("source_subtype"))
+    channels = 1 if spec.ndim == 2 else spec.shape[0]
+    length = int(meta["source_frames"])
+    stream = IstftStream(plan, length=length)
+    n_frames = spec.shape[-1]
+
+    def write(writer: WavWriter, samples: np.ndarray) -> None:
+        if samples.shape[-1]:
+            writer.write(samples.reshape(channels, -1))
+
+    with WavWriter(target, sr=plan.sr, channels=channels, subtype=kind, expected_samples=length) as writer:
+        with reporter.progress(f"istft {spec_path}", n_frames) as advance:
+            for first in range(0, n_frames, CHUNK_FRAMES):
+                chunk = np.asarray(spec[..., first : first + CHUNK_FRAMES])
+                write(writer, stream.push(chunk))
+                advance(chunk.shape[-1])
+        write(writer, stream.finish())
+    return IstftResult(output=target, sr=plan.sr, n_samples=length)

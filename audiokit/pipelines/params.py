@@ -1,0 +1,102 @@
+"""Turning user-facing option text into core values, with the option named in every error.
+
+The CLI and the batch runner pass options as the user typed them (``"25ms"``,
+``"16k"``, ``"hann"``); the pipelines resolve them here, once the input's
+sample rate is known (durations round to samples as :mod:`audiokit.units`
+documents).  Each error message starts with the option (``--win: ...``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import ParameterError
+from ..io import RawFormat, open_audio
+from ..io.reader import AudioSource
+from ..units import parse_duration, parse_frequency, parse_rate
+
+__all__ = [
+    "InputOptions", "choice", "option_error", "duration_samples", "frequency_hz", "rate_hz", "finite_or_none",
+]
+
+
+def choice(option: str, value: str, allowed: Sequence[str]) -> str:
+    """Lower-case ``value`` and check it is one of ``allowed`` (ParameterError naming them otherwise)."""
+    low = value.lower()
+    if low not in allowed:
+        raise ParameterError(f"{option}: {value!r} is not one of {', '.join(allowed)}")
+    return low
+
+
+def option_error(option: str, exc: ParameterError) -> ParameterError:
+    """Prefix a parse error with the option name: ``--win: invalid duration 'x' ...``."""
+    return ParameterError(f"{option}: {exc.reason}")
+
+
+def duration_samples(option: str, text: str, sr: int, *, allow_zero: bool = False) -> int:
+    """Parse a duration option into samples at ``sr`` (see :mod:`audiokit.units` for the rounding)."""
+    try:
+        samples = parse_duration(text, allow_zero=allow_zero).to_samples(sr)
+    except ParameterError as exc:
+        raise option_error(option, exc) from None
+    if samples == 0 and not allow_zero:
+        raise ParameterError(f"{option}: {text!r} rounds to 0 samples at {sr} Hz")
+    return samples
+
+
+def frequency_hz(option: str, text: str) -> float:
+    """Parse a frequency option (``440``, ``1.5kHz``) into Hz."""
+    try:
+        return float(parse_frequency(text))
+    except ParameterError as exc:
+        raise option_error(option, exc) from None
+
+
+def rate_hz(option: str, text: str) -> int:
+    """Parse a sample-rate option (``16000``, ``16k``, ``44.1kHz``) into whole Hz."""
+    try:
+        return parse_rate(text)
+    except ParameterError as exc:
+        raise option_error(option, exc) from None
+
+
+def finite_or_none(value: float, digits: int = 4) -> float | None:
+    """``round(value, digits)``, or None for ±inf/NaN (JSON has no infinities)."""
+    return round(float(value), digits) if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class InputOptions:
+    """How to open an input: raw-PCM description and the NaN/Inf policy.
+
+    Attributes
+    ----------
+    rate, format : str, optional
+        ``--rate`` (e.g. ``16k``) and ``--format`` (``s16le``, ``f32le``, ...) of
+        headerless PCM; ``format`` switches to raw input and needs ``rate``.
+    channels : int
+        Channel count of raw PCM input.
+    fix_nonfinite : bool
+        Replace NaN/Inf samples with 0 instead of refusing the file.
+    """
+
+    rate: str | None = None
+    format: str | None = None
+    channels: int = 1
+    fix_nonfinite: bool = False
+
+    def raw_format(self) -> RawFormat | None:
+        """The raw PCM description (None when ``format`` is absent)."""
+        if self.format is None:
+            return None
+        if self.rate is None:
+            raise ParameterError("--format given for raw PCM input: --rate is required too")
+        return RawFormat(sr=rate_hz("--rate", self.rate), format=self.format.lower(), channels=self.channels)
+
+    def open(self, path: str, *, allow_empty: bool = False) -> AudioSource:
+        """Open ``path`` (or ``-``) with these options."""
+        return open_audio(
+            path, raw=self.raw_format(), nonfinite="zero" if self.fix_nonfinite else "error", allow_empty=allow_empty
+        )

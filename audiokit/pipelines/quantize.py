@@ -1,0 +1,166 @@
+"""The ``quantize`` job: requantize a file to B bits (dither, noise shaping) and measure the error.
+
+Measures (also in README "audiokit quantize"), over all channels and samples,
+with ``x`` the input and ``y`` the output in full-scale units (1.0 = 0 dBFS)
+and ``e = y - x`` the total error (rounding, dither, shaping and clipping)::
+
+    sqnr_db                   = 10·log10(Σx² / Σe²)      (as audiokit.dsp.quantize.sqnr_db)
+    signal_rms_dbfs           = 10·log10(mean x²)
+    noise_rms_dbfs            = 10·log10(mean e²)        (as audiokit.dsp.quantize.noise_rms_dbfs)
+    noise_density_dbfs_per_hz = noise_rms_dbfs - 10·log10(sr / 2)
+
+The last one is the average one-sided noise power density.  Infinite values
+(no error at all, or a silent input) are ``null`` in JSON.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..dsp.quantize import DITHERS, MAX_BITS, MIN_BITS, NOISE_SHAPES, Quantizer, expected_noise_power, theoretical_sqnr_db
+from ..errors import ParameterError
+from ..io import WavWriter, check_output_path, derived_output
+from ..io.reader import BLOCK_SAMPLES
+from ..io.subtypes import SUBTYPE_CAPACITY, resolve_subtype
+from .params import InputOptions, finite_or_none
+from .progress import SILENT, Reporter
+
+__all__ = ["QuantizeOptions", "QuantizeResult", "quantize_file", "default_subtype", "output_subtype"]
+
+
+@dataclass(frozen=True)
+class QuantizeOptions:
+    """Options of ``audiokit quantize``."""
+
+    bits: int
+    dither: str = "tpdf"
+    noise_shape: str = "none"
+    seed: int = 0
+    subtype: str | None = None
+
+    def check(self) -> None:
+        """Refuse out-of-range values with the option named (before any work)."""
+        if not MIN_BITS <= self.bits <= MAX_BITS:
+            raise ParameterError(f"--bits: {self.bits} is outside {MIN_BITS}..{MAX_BITS}")
+        if self.seed < 0:
+            raise ParameterError(f"--seed: {self.seed} is negative; give a whole number >= 0")
+        if self.dither not in DITHERS:
+            raise ParameterError(f"--dither: unknown dither {self.dither!r} (allowed: {', '.join(DITHERS)})")
+        if self.noise_shape not in NOISE_SHAPES:
+            raise ParameterError(
+                f"--noise-shape: unknown noise shaping {self.noise_shape!r} (allowed: {', '.join(NOISE_SHAPES)})"
+            )
+
+
+def default_subtype(bits: int) -> str:
+    """Smallest PCM subtype that holds B-bit codes exactly: PCM_U8 (B <= 8), PCM_16 (B <= 16), else PCM_24."""
+    return "PCM_U8" if bits <= 8 else "PCM_16" if bits <= 16 else "PCM_24"
+
+
+def output_subtype(bits: int, requested: str | None) -> str:
+    """The subtype to write: ``requested`` if it holds B bits exactly, else the default (ParameterError if too small)."""
+    if requested is None:
+        return default_subtype(bits)
+    kind = resolve_subtype(requested)
+    if SUBTYPE_CAPACITY[kind] < bits:
+        raise ParameterError(
+            f"--subtype {kind} holds only {SUBTYPE_CAPACITY[kind]} bits, fewer than --bits {bits}; "
+            f"use {default_subtype(bits)} or a larger one"
+        )
+    return kind
+
+
+def _db(ratio: float) -> float:
+    """``10·log10(ratio)``: ``inf`` for a ratio of inf, ``-inf`` for 0."""
+    if ratio == 0:
+        return -math.inf
+    return math.inf if math.isinf(ratio) else 10.0 * math.log10(ratio)
+
+
+@dataclass(frozen=True)
+class QuantizeResult:
+    """``report``: the ``--json`` object of the README; the three measures unrounded (dB, may be ±inf)."""
+
+    report: dict[str, Any]
+    sqnr_db: float
+    noise_rms_dbfs: float
+    expected_noise_rms_dbfs: float
+
+    @property
+    def output(self) -> str:
+        """The written WAV (``-``: stdout)."""
+        return str(self.report["output"])
+
+    def summary(self) -> str:
+        """One human line: settings, SQNR, noise RMS against the expected value, clipped count."""
+        r = self.report
+        seeded = f", seed {r['seed']}" if r["dither"] != "none" else ""
+        return (
+            f"{r['output']}: {r['bits']} bits, {r['dither']} dither, noise shaping {r['noise_shape']}{seeded}: "
+            f"SQNR {self.sqnr_db:.2f} dB, noise {self.noise_rms_dbfs:.2f} dBFS RMS "
+            f"(expected {self.expected_noise_rms_dbfs:.2f}), {r['clipped']} clipped"
+        )
+
+
+def quantize_file(path: str, output: str | None, options: QuantizeOptions, *,
+                  inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT) -> QuantizeResult:
+    """Quantize ``path`` into ``output`` (default ``<stem>.<B>bit.wav`` beside it; ``-``: stdout)."""
+    options.check()
+    bits = options.bits
+    kind = output_subtype(bits, options.subtype)
+    target = output if output is not None else str(derived_output(path, f"{bits}bit", ".wav"))
+    check_output_path(target, [path])
+    with inputs.open(path) as source:
+        quantizer = Quantizer(
+            bits=bits, channels=source.channels, dither=options.dither, noise_shape=options.noise_shape, seed=options.seed
+        )
+        signal_energy = noise_energy = 0.0
+        with reporter.progress(f"quantize {source.name}", source.n_samples) as advance, WavWriter(
+            target, sr=source.sr, channels=source.channels, subtype=kind, expected_samples=source.n_samples
+        ) as writer:
+            for x in source.blocks(BLOCK_SAMPLES, dtype="float64"):
+                y = quantizer.process(x)
+                e = y - x
+                signal_energy += float(np.einsum("ij,ij->", x, x))
+                noise_energy += float(np.einsum("ij,ij->", e, e))
+                writer.write(y)
+                advance(x.shape[1])
+        sr, n_channels = source.sr, source.channels
+    count = quantizer.n_samples * n_channels
+    sqnr = _db(signal_energy / noise_energy if noise_energy > 0 else math.inf)
+    noise_rms = _db(noise_energy / count)
+    expected_rms = _db(expected_noise_power(bits, dither=options.dither, noise_shape=options.noise_shape))
+    if quantizer.n_clipped:
+        warnings.warn(
+            f"{target}: {quantizer.n_clipped} samples fell outside the {bits}-bit range [-1, 1 - 2^-{bits - 1}] "
+            "and were clipped to its end codes",
+            stacklevel=2,
+        )
+    report = {
+        "path": path,
+        "output": target,
+        "bits": bits,
+        "step": 2.0 ** (1 - bits),
+        "dither": options.dither,
+        "noise_shape": options.noise_shape,
+        "seed": options.seed,
+        "subtype": kind,
+        "sr": sr,
+        "channels": n_channels,
+        "frames": quantizer.n_samples,
+        "sqnr_db": finite_or_none(sqnr),
+        "signal_rms_dbfs": finite_or_none(_db(signal_energy / count)),
+        "noise_rms_dbfs": finite_or_none(noise_rms),
+        "noise_density_dbfs_per_hz": finite_or_none(noise_rms - 10.0 * math.log10(sr / 2)),
+        "expected_noise_rms_dbfs": finite_or_none(expected_rms),
+        "full_scale_sine_sqnr_db": finite_or_none(
+            theoretical_sqnr_db(bits, dither=options.dither, noise_shape=options.noise_shape)
+        ),
+        "clipped": quantizer.n_clipped,
+    }
+    return QuantizeResult(report, sqnr, noise_rms, expected_rms)

@@ -1,0 +1,130 @@
+"""The JSON sidecar of every array audiokit saves: written and read in this one module.
+
+A ``.npy`` written by ``spectrogram``/``mel``/``spectrum``/``mel --filterbank``
+has a sidecar ``<stem>.json`` beside it holding what is needed to interpret
+it.  The time-frequency schema (keys written by :func:`timefreq_metadata`):
+
+``audiokit_version, kind, source, source_frames, source_subtype, sr, channels,
+mixed, layout, shape, dtype, win_length, hop_length, n_fft, window, periodic,
+center, pad_mode, scale, values, amin, ref, ref_db, top_db, frame_time_s,
+delta_f_hz`` and ``mel``/``mel_centre_hz`` (mel) or ``freq_hz`` (spectrogram).
+``source_frames`` is the input length in samples per channel (the audio-file
+meaning of "frames"; the key is kept for compatibility).
+
+:func:`plan_from_sidecar` rebuilds the :class:`~audiokit.dsp.stft.StftPlan`
+from it, after :func:`check_stft_sidecar` has validated every key it reads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+from ..errors import InputError
+from ..io import is_stdio
+
+__all__ = ["timefreq_metadata", "check_stft_sidecar", "plan_from_sidecar", "PLAN_KEYS"]
+
+#: Sidecar keys :func:`plan_from_sidecar` needs, with their JSON types.
+PLAN_KEYS: dict[str, type | tuple[type, ...]] = {
+    "sr": int, "win_length": int, "hop_length": int, "n_fft": int, "window": str, "periodic": bool,
+    "center": bool, "pad_mode": str, "shape": list, "source_frames": int,
+}
+
+
+def timefreq_metadata(
+    *, kind: str, source: Any, plan: Any, channels: int, mixed: bool, shape: tuple[int, ...], dtype: Any,
+    values: str, scale: str, amin: float | None, ref: str | float | None, ref_db: float | None, top_db: float | None,
+    rows: dict[str, Any],
+) -> dict[str, Any]:
+    """The sidecar of a spectrogram/mel array (see the module docstring for the keys).
+
+    Parameters
+    ----------
+    source : AudioSource
+        The input (name, n_samples, subtype).
+    plan : StftPlan
+        The framing used.
+    rows : dict
+        ``{"mel": ..., "mel_centre_hz": [...]}`` or ``{"freq_hz": {...}}``.
+    """
+    n_frames = shape[-1]
+    times = plan.times(min(n_frames, 1), where="centre")
+    meta: dict[str, Any] = {
+        "audiokit_version": __version__,
+        "kind": kind,
+        "source": source.name if is_stdio(source.name) else str(Path(source.name).resolve()),
+        "source_frames": source.n_samples,
+        "source_subtype": source.subtype,
+        "sr": plan.sr,
+        "channels": channels,
+        "mixed": mixed,
+        "layout": "(n_rows, n_frames)" if channels == 1 else "(channels, n_rows, n_frames)",
+        "shape": list(shape),
+        "dtype": np.dtype(dtype).name,
+        "win_length": plan.win_length,
+        "hop_length": plan.hop_length,
+        "n_fft": plan.n_fft,
+        "window": str(plan.window_spec),
+        "periodic": plan.periodic,
+        "center": plan.center,
+        "pad_mode": plan.pad_mode,
+        "scale": scale,
+        "values": values,
+        "amin": amin,
+        "ref": ref,
+        "ref_db": ref_db,
+        "top_db": top_db,
+        "frame_time_s": {
+            "formula": "centre of frame m = (m*hop_length - pad + n_fft//2) / sr",
+            "pad": plan.pad,
+            "first": float(times[0]) if n_frames else None,
+            "step": plan.hop_length / plan.sr,
+        },
+        "delta_f_hz": plan.delta_f,
+    }
+    meta.update(rows)
+    return meta
+
+
+def check_stft_sidecar(meta: object, path: str) -> dict[str, Any]:
+    """Validate the keys :func:`plan_from_sidecar` reads: present, of the right JSON type, in range.
+
+    Raises
+    ------
+    InputError
+        Naming the array ``path`` and the first problem found.
+    """
+    if not isinstance(meta, dict):
+        raise InputError(f"sidecar is a JSON {type(meta).__name__}, not an object", path)
+    for key, kind in PLAN_KEYS.items():
+        if key not in meta:
+            raise InputError(f"sidecar has no {key!r}", path)
+        value = meta[key]
+        ok = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+        if not ok:
+            raise InputError(f"sidecar {key!r} is {value!r}, not a JSON {getattr(kind, '__name__', kind)}", path)
+    for key in ("sr", "win_length", "hop_length", "n_fft"):
+        if meta[key] <= 0:
+            raise InputError(f"sidecar {key!r} is {meta[key]!r}; it must be > 0", path)
+    if meta["source_frames"] < 0:
+        raise InputError(f"sidecar 'source_frames' is {meta['source_frames']!r}; it must be >= 0", path)
+    shape = meta["shape"]
+    if not shape or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape):
+        raise InputError(f"sidecar 'shape' {shape!r} is not a list of whole numbers >= 0", path)
+    return meta
+
+
+def plan_from_sidecar(meta: dict[str, Any]) -> Any:
+    """The :class:`~audiokit.dsp.stft.StftPlan` that produced an array, from its (validated) sidecar."""
+    from ..dsp.stft import StftPlan
+
+    return StftPlan(
+        sr=meta["sr"], win_length=meta["win_length"], hop_length=meta["hop_length"], n_fft=meta["n_fft"],
+        window=meta["window"], periodic=meta["periodic"], center=meta["center"], pad_mode=meta["pad_mode"],
+        dtype="float32",
+    )
+

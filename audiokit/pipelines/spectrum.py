@@ -1,0 +1,206 @@
+"""The ``spectrum`` job: the one-sided DFT of a whole signal or a segment, its fitted peaks, .npy and PNG."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..io import check_output_path, write_bytes_atomic
+from ..io.npy import save_npy, sidecar_path
+from .params import InputOptions, duration_samples, frequency_hz
+from .progress import SILENT, Reporter
+
+__all__ = ["SpectrumOptions", "spectrum_file", "DB_RANGE"]
+
+#: Dynamic range shown by the dB plot, below its highest value (dB).
+DB_RANGE = 140.0
+
+
+@dataclass(frozen=True)
+class SpectrumOptions:
+    """Options of ``audiokit spectrum`` as typed (durations ``1.5s``/samples, frequencies ``100Hz``)."""
+
+    start: str = "0"
+    dur: str | None = None
+    window: str = "hann"
+    symmetric: bool = False
+    nfft: str | None = None
+    peaks: int = 5
+    threshold: float = 60.0
+    min_sep: str | None = None
+    phase: bool = False
+    linear: bool = False
+    two_sided: bool = False
+    size: str = "1200x500"
+    fmin: str | None = None
+    fmax: str | None = None
+    channel: int | None = None
+    mix: bool = False
+    fft: str | None = None
+
+
+def _peak_json(peak: Any, with_phase: bool) -> dict[str, Any]:
+    item = {
+        "freq_hz": round(peak.freq_hz, 6),
+        "amplitude": float(f"{peak.amplitude:.9g}"),
+        "dbfs": round(peak.dbfs, 4) + 0.0,  # no "-0.0" for a full-scale tone
+        "bin": round(peak.bin, 6),
+    }
+    if with_phase:
+        item["phase"] = round(peak.phase, 6)
+    return item
+
+
+def _check(options: SpectrumOptions, path: str, png: str | None, npy: str | None) -> None:
+    if options.channel is not None and options.mix:
+        raise ParameterError("--channel and --mix exclude each other")
+    if not options.threshold >= 0:
+        raise ParameterError(f"--threshold: {options.threshold!r} must be a number of dB >= 0 (below the strongest peak)")
+    for out in (png, npy):
+        if out is not None:
+            check_output_path(out, [path])
+    if npy is not None:
+        if not npy.endswith(".npy") or npy == "-":
+            raise ParameterError(f"--npy: {npy!r} must be a file path ending in .npy")
+        check_output_path(sidecar_path(npy), [path])
+
+
+def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, png: str | None = None,
+                  npy: str | None = None, inputs: InputOptions = InputOptions(),
+                  reporter: Reporter = SILENT) -> dict[str, Any]:
+    """DFT of ``path`` (or its ``start``/``dur`` segment); return the ``--json`` report; save ``npy``, draw ``png``."""
+    from ..dsp.dft import find_peaks, spectrum
+    from ..dsp.windows import parse_window_spec
+
+    _check(options, path, png, npy)
+    spec_window = parse_window_spec(options.window)
+    with inputs.open(path) as source:
+        sr = source.sr
+        first = duration_samples("--start", options.start, sr, allow_zero=True)
+        if first >= source.n_samples:
+            raise ParameterError(f"--start {options.start} is at or beyond the end ({source.n_samples} samples)")
+        count = duration_samples("--dur", options.dur, sr) if options.dur is not None else source.n_samples - first
+        if count > source.n_samples - first:
+            warnings.warn(
+                f"{source.name}: --dur {options.dur} ({count} samples) runs past the end; "
+                f"using the {source.n_samples - first} samples that exist",
+                stacklevel=2,
+            )
+        signal = source.read(start=first, n_samples=count)
+    x = signal.samples
+    labels: list[int | str] = list(range(x.shape[0]))
+    if options.mix:
+        x, labels = x.mean(axis=0, keepdims=True), ["mix"]
+    elif options.channel is not None:
+        if options.channel >= x.shape[0]:
+            raise ParameterError(
+                f"--channel {options.channel}: the input has {x.shape[0]} channel(s) (0..{x.shape[0] - 1})"
+            )
+        x, labels = x[options.channel : options.channel + 1], [options.channel]
+    n = x.shape[1]
+    n_fft = duration_samples("--nfft", options.nfft, sr) if options.nfft is not None else n
+    if n_fft < n:
+        raise ParameterError(f"--nfft: {n_fft} is shorter than the segment ({n} samples)")
+    xlim = _display_range(options.fmin, options.fmax, sr / 2 if not options.two_sided else sr)
+    spec = spectrum(x, sr=sr, window=spec_window.get(n, periodic=not options.symmetric), n_fft=n_fft, backend=options.fft)
+    separation = frequency_hz("--min-sep", options.min_sep) if options.min_sep is not None else None
+    found = [
+        find_peaks(spec.channel(i), k=options.peaks, threshold_db=-options.threshold, min_separation_hz=separation)
+        if options.peaks else []
+        for i in range(len(labels))
+    ]
+    report = {
+        "path": source.name,
+        "sr": sr,
+        "start_s": first / sr,
+        "n": n,
+        "n_fft": n_fft,
+        "df": spec.delta_f,
+        "nyquist": spec.nyquist,
+        "window": f"{spec_window}{'' if not options.symmetric else ' (symmetric)'}",
+        "channels": [
+            {"channel": label, "peaks": [_peak_json(p, options.phase) for p in channel_peaks]}
+            for label, channel_peaks in zip(labels, found)
+        ],
+    }
+    if npy is not None:
+        _save_npy(npy, spec, options.phase, report)
+    if png is not None:
+        _draw(png, spec, found, report, options, xlim)
+    return report
+
+
+def _save_npy(path: str, spec: Any, with_phase: bool, report: dict[str, Any]) -> None:
+    """Rows ``[freq_hz, amplitude(, phase)]`` per channel, float64, with the sidecar."""
+    from .. import __version__
+
+    rows = [np.broadcast_to(spec.freqs, spec.amplitude.shape), spec.amplitude] + ([spec.phase] if with_phase else [])
+    data = np.stack(rows, axis=-2).astype(np.float64)
+    if data.shape[0] == 1:
+        data = data[0]
+    meta = {key: report[key] for key in ("path", "sr", "start_s", "n", "n_fft", "df", "nyquist", "window")}
+    meta.update(
+        kind="spectrum",
+        audiokit_version=__version__,
+        shape=list(data.shape),
+        dtype="float64",
+        layout="(rows, n_bins)" if data.ndim == 2 else "(channels, rows, n_bins)",
+        rows=["freq_hz", "amplitude"] + (["phase_rad"] if with_phase else []),
+        amplitude="one-sided: |X[k]| * 2 / sum(w) (1 / sum(w) at DC and Nyquist); a sine of amplitude A reads A",
+        phase="angle of X[k] in radians (cosine phase relative to the segment start)",
+        freq_hz="k * sr / n_fft",
+    )
+    save_npy(path, data, meta)
+
+
+def _display_range(fmin: str | None, fmax: str | None, top: float) -> tuple[float, float] | None:
+    """The PNG's frequency range from --fmin/--fmax (None: everything)."""
+    if fmin is None and fmax is None:
+        return None
+    low = frequency_hz("--fmin", fmin) if fmin is not None else 0.0
+    high = frequency_hz("--fmax", fmax) if fmax is not None else top
+    if high <= low:
+        raise ParameterError(f"--fmin {low:g} Hz must be below --fmax {high:g} Hz")
+    return low, high
+
+
+def _draw(path: str, spec: Any, found: list[Any], report: dict[str, Any], options: SpectrumOptions,
+          xlim: tuple[float, float] | None) -> None:
+    from ..plot import parse_size, png_bytes, spectrum_figure
+
+    linear, two_sided = options.linear, options.two_sided
+    amplitude = spec.amplitude
+    freqs = spec.freqs
+    if two_sided:
+        # 0..fs: the upper half is the mirror X[N-k] = conj(X[k]); two-sided amplitude |X|/sum(w)
+        mirror = spec.magnitude[..., 1 : spec.n_fft - spec.n_bins + 1][..., ::-1]
+        magnitude = np.concatenate([spec.magnitude, mirror], axis=-1)
+        amplitude = magnitude / spec.window_sum
+        freqs = np.arange(spec.n_fft) * spec.delta_f
+    values = amplitude if linear else 20 * np.log10(np.maximum(amplitude, 1e-10))
+    marks = []
+    for channel_peaks in found:
+        for peak in channel_peaks:
+            value = peak.amplitude if linear else peak.dbfs
+            if two_sided and 0 < peak.freq_hz < spec.nyquist:  # DC and Nyquist have no mirror to share with
+                value = value / 2 if linear else value - 20 * math.log10(2)
+            marks.append((peak.freq_hz, value, f"{peak.freq_hz:.2f} Hz, {round(peak.dbfs, 1) + 0.0:.1f} dBFS"))
+            if two_sided and 0 < peak.freq_hz < spec.nyquist:
+                marks.append((report["sr"] - peak.freq_hz, value, f"mirror of {peak.freq_hz:.2f} Hz"))
+    name = Path(report["path"]).name if report["path"] != "-" else "stdin"
+    title = (
+        f"{name} — N {report['n']}, n_fft {report['n_fft']}, sr {report['sr']} Hz, Δf {report['df']:.4g} Hz, "
+        f"window {report['window']}" + (" — two-sided" if two_sided else "")
+    )
+    fig = spectrum_figure(
+        freqs, values, title=title, nyquist=spec.nyquist, peaks=marks, two_sided=two_sided,
+        size=parse_size(options.size), ylabel="amplitude (linear, 1 = full scale)" if linear else "amplitude (dBFS)",
+        floor=None if linear else float(np.max(values)) - DB_RANGE, xlim=xlim,
+    )
+    write_bytes_atomic(path, png_bytes(fig))

@@ -1,0 +1,352 @@
+"""The ``spectrogram`` and ``mel`` jobs: file → STFT (→ mel) → ``.npy`` + sidecar and/or PNG, streamed.
+
+file → blocks → :class:`~audiokit.dsp.stft.StftStream` (power, magnitude or
+complex; mel filter bank for ``mel``) → per chunk: scaled and appended to the
+``.npy``, and max-pooled into the display image → PNG.  Memory holds one
+block, one chunk of frames and the display image, whatever the input length.
+Options arrive as the user typed them (:class:`StftOptions`,
+:class:`MelOptions`, :class:`TimeFreqOptions`) and are resolved once the
+input's sample rate is known.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..io import check_output_path, derived_output, is_stdio, write_bytes_atomic
+from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
+from ..io.reader import BLOCK_SAMPLES, AudioSource
+from .params import InputOptions, choice, duration_samples, frequency_hz
+from .progress import SILENT, Reporter
+from .sidecar import timefreq_metadata
+
+__all__ = [
+    "StftOptions", "MelOptions", "TimeFreqOptions", "TimeFreqResult", "timefreq", "mel_bank", "SCALES",
+]
+
+SCALES = ("db", "power", "magnitude")
+PAD_MODES = ("constant", "reflect")
+LOGS = ("db", "ln")
+
+
+@dataclass(frozen=True)
+class StftOptions:
+    """STFT options as typed: durations (``25ms``, ``0.025s``, samples), window name, framing."""
+
+    win: str = "25ms"
+    hop: str = "10ms"
+    nfft: str | None = None
+    window: str = "hann"
+    symmetric: bool = False
+    center: bool = False
+    pad_mode: str = "constant"
+    fft: str | None = None
+
+    def plan(self, sr: int) -> Any:
+        """The :class:`~audiokit.dsp.stft.StftPlan` at ``sr`` (durations rounded to samples)."""
+        from ..dsp.stft import StftPlan
+
+        win = duration_samples("--win", self.win, sr)
+        hop = duration_samples("--hop", self.hop, sr)
+        n_fft = duration_samples("--nfft", self.nfft, sr) if self.nfft is not None else win
+        if n_fft < win:
+            raise ParameterError(f"--nfft: {n_fft} samples is shorter than the window ({win} samples); it must be >= --win")
+        pad_mode = choice("--pad-mode", self.pad_mode, PAD_MODES)
+        return StftPlan(
+            sr=sr, win_length=win, hop_length=hop, n_fft=n_fft, window=self.window, periodic=not self.symmetric,
+            center=self.center, pad_mode=pad_mode, dtype="float32",
+        )
+
+
+@dataclass(frozen=True)
+class MelOptions:
+    """Mel filter bank options: band count, scale (``htk``/``slaney``), norm (``none``/``slaney``), log (``db``/``ln``)."""
+
+    n_mels: int = 80
+    mel_scale: str = "htk"
+    norm: str = "none"
+    log: str = "db"
+
+    def checked(self) -> MelOptions:
+        """A copy with the choices lower-cased and validated (ParameterError naming the option)."""
+        return MelOptions(
+            n_mels=self.n_mels,
+            mel_scale=choice("--mel-scale", self.mel_scale, ("htk", "slaney")),
+            norm=choice("--norm", self.norm, ("none", "slaney")),
+            log=choice("--log", self.log, LOGS),
+        )
+
+
+@dataclass(frozen=True)
+class TimeFreqOptions:
+    """Everything a ``spectrogram`` (``mel is None``) or ``mel`` job was asked to compute and draw."""
+
+    stft: StftOptions = field(default_factory=StftOptions)
+    mel: MelOptions | None = None
+    fmin: str | None = None
+    fmax: str | None = None
+    mix: bool = False
+    scale: str = "db"
+    ref: str = "max"
+    top_db: float = 80.0
+    cmap: str = "magma"
+    size: str = "1200x600"
+    complex_out: bool = False
+
+    @property
+    def kind(self) -> Literal["spectrogram", "mel"]:
+        """``mel`` when a mel bank is asked for, else ``spectrogram``."""
+        return "spectrogram" if self.mel is None else "mel"
+
+
+@dataclass(frozen=True)
+class TimeFreqResult:
+    """Written files (``.npy``, sidecar, then PNG; no ``-``), whether the PNG went to stdout, the array shape."""
+
+    written: list[str]
+    png_to_stdout: bool
+    shape: tuple[int, ...] | None
+
+
+def parse_ref(text: str) -> str | float:
+    """``--ref``: ``max`` or a positive number (the linear value that reads 0 dB)."""
+    if text.lower() == "max":
+        return "max"
+    try:
+        value = float(text)
+    except ValueError:
+        raise ParameterError(f"--ref: {text!r} is not 'max' or a positive number") from None
+    if not value > 0 or not math.isfinite(value):
+        raise ParameterError(f"--ref: {text!r} must be 'max' or a number > 0")
+    return value
+
+
+def default_outputs(path: str, kind: str, png: str | None, npy: str | None) -> tuple[str | None, str | None]:
+    """(png, npy) destinations: as given; a PNG beside the input when neither is given. Checked, not created."""
+    if png is None and npy is None:
+        png = str(derived_output(path, kind, ".png"))
+    if png is not None and npy is not None and not is_stdio(png) and Path(png).resolve() == Path(npy).resolve():
+        raise ParameterError("-o and --npy name the same file")
+    if npy is not None and is_stdio(npy):
+        raise ParameterError("--npy: give a file path (the JSON sidecar is written beside it)")
+    if npy is not None and not npy.endswith(".npy"):
+        raise ParameterError(f"--npy: {npy!r} must end in .npy")
+    for out in (png, npy, npy and sidecar_path(npy)):
+        if out is not None:
+            check_output_path(out, [path])
+    return png, npy
+
+
+def band_rows(options: TimeFreqOptions, plan: Any) -> tuple[slice, np.ndarray]:
+    """Rows of the spectrogram kept by ``--fmin/--fmax`` (a slice of bins) and their centre frequencies (Hz)."""
+    freqs = plan.freqs
+    fmin = frequency_hz("--fmin", options.fmin) if options.fmin is not None else 0.0
+    fmax = frequency_hz("--fmax", options.fmax) if options.fmax is not None else freqs[-1]
+    if fmax <= fmin:
+        raise ParameterError(f"--fmin {fmin:g} Hz must be below --fmax {fmax:g} Hz")
+    keep = np.flatnonzero((freqs >= fmin) & (freqs <= fmax))
+    if keep.size == 0:
+        raise ParameterError(f"--fmin/--fmax {fmin:g}..{fmax:g} Hz contains no bin (bins are {plan.delta_f:g} Hz apart)")
+    return slice(int(keep[0]), int(keep[-1]) + 1), freqs[keep[0] : keep[-1] + 1]
+
+
+def mel_bank(options: TimeFreqOptions, plan: Any) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
+    """The float32 mel filter bank ``(n_mels, n_freqs)``, its sidecar fields and its band centres (Hz)."""
+    from ..dsp.mel import mel_filterbank, mel_frequencies
+
+    mel = (options.mel or MelOptions()).checked()
+    norm = None if mel.norm == "none" else mel.norm
+    fmin = frequency_hz("--fmin", options.fmin) if options.fmin is not None else 0.0
+    fmax = frequency_hz("--fmax", options.fmax) if options.fmax is not None else plan.sr / 2
+    bank = mel_filterbank(
+        sr=plan.sr, n_fft=plan.n_fft, n_mels=mel.n_mels, fmin=fmin, fmax=fmax, scale=mel.mel_scale, norm=norm,
+        dtype=np.float32,
+    )
+    centres = mel_frequencies(mel.n_mels + 2, fmin=fmin, fmax=fmax, scale=mel.mel_scale)[1:-1]
+    meta = {"n_mels": mel.n_mels, "fmin_hz": fmin, "fmax_hz": fmax, "mel_scale": mel.mel_scale, "norm": mel.norm}
+    return bank, meta, centres
+
+
+def _values_text(kind: str, power_kind: str, scale: str, log: str, complex_out: bool) -> str:
+    """The sidecar's ``values`` formula."""
+    linear = "|X|^2" if power_kind == "power" else "|X|"
+    if kind == "mel":
+        linear = f"mel filterbank @ {linear}"
+    if complex_out:
+        return "complex STFT X[k, m] (unnormalised forward DFT)"
+    if scale == "db" and log == "ln":
+        return f"ln(max({linear}, amin))"
+    if scale == "db":
+        factor = 10 if power_kind == "power" else 20
+        return f"{factor}*log10(max({linear}, amin)) - ref_db, clipped below (max - ref_db - top_db)"
+    return linear
+
+
+def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy: str | None = None,
+             inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT) -> TimeFreqResult:
+    """Compute the spectrogram or mel spectrogram of ``path``; save ``npy`` (+ sidecar) and/or draw ``png``.
+
+    With neither ``png`` nor ``npy``, the PNG goes to ``<stem>.<kind>.png`` beside the input.
+    ``png`` ``-`` writes the PNG bytes to standard output.
+    """
+    from ..dsp.scaling import AMIN
+    from ..dsp.stft import StftStream
+    from ..engine import get_backend
+    from ..plot import ColumnPooler, parse_size
+
+    kind = options.kind
+    scale = choice("--scale", options.scale, SCALES)
+    log = (options.mel or MelOptions()).checked().log
+    ref = parse_ref(options.ref)
+    size = parse_size(options.size)
+    want_complex = options.complex_out and kind == "spectrogram"
+    with inputs.open(path) as source:
+        png_path, npy_path = default_outputs(path, kind, png, npy)
+        if want_complex and npy_path is None:
+            raise ParameterError("--complex needs --npy PATH (the complex STFT is saved for istft)")
+        plan = options.stft.plan(source.sr)
+        channels = 1 if options.mix else source.channels
+        backend = get_backend(options.stft.fft)
+        filterbank, mel_meta = None, {}
+        row_slice = slice(None)
+        if kind == "mel":
+            filterbank, mel_meta, row_freqs = mel_bank(options, plan)
+            rows = filterbank.shape[0]
+        else:
+            row_slice, row_freqs = band_rows(options, plan)
+            rows = row_freqs.size
+        power_kind = "magnitude" if scale == "magnitude" else "power"
+        stream = StftStream(plan, output="complex" if want_complex else power_kind, filterbank=filterbank, backend=backend)
+        n_frames = plan.n_frames(source.n_samples)
+        shape = (rows, n_frames) if channels == 1 else (channels, rows, n_frames)
+        npy_dtype = np.complex64 if want_complex else np.float32
+        poolers = [ColumnPooler(rows, n_frames, size[0]) for _ in range(channels)]
+        peak_db = -math.inf
+        db_out = scale == "db" and not want_complex
+
+        def consume(chunk: np.ndarray, npy_writer: NpyFrameWriter | None) -> None:
+            nonlocal peak_db
+            if chunk.shape[-1] == 0:
+                return
+            chunk = chunk[..., row_slice, :]
+            display = chunk.real**2 + chunk.imag**2 if want_complex else chunk
+            for c, pooler in enumerate(poolers):
+                pooler.add(display[c])
+            if npy_writer is None:
+                return
+            saved = chunk
+            if db_out:
+                saved = _to_log(chunk, power_kind, log, AMIN[power_kind])
+                if log == "db":
+                    peak_db = max(peak_db, float(saved.max()))
+            npy_writer.write(saved[0] if channels == 1 else saved)
+
+        written: list[str] = []
+        with contextlib.ExitStack() as stack:
+            npy_writer = stack.enter_context(NpyFrameWriter(npy_path, shape, npy_dtype)) if npy_path else None
+            with reporter.progress(f"{kind} {source.name}", source.n_samples) as advance:
+                for block in source.blocks(BLOCK_SAMPLES):
+                    if options.mix:
+                        block = block.mean(axis=0, keepdims=True)
+                    consume(stream.push(block), npy_writer)
+                    advance(block.shape[1])
+                consume(stream.finish(), npy_writer)
+            if npy_writer is not None and npy_path is not None:
+                ref_db = None
+                if db_out and log == "db":
+                    ref_db = _apply_reference(npy_writer, ref, options.top_db, peak_db, power_kind)
+                rows_meta: dict[str, Any]
+                if kind == "mel":
+                    rows_meta = {"mel": mel_meta, "mel_centre_hz": [round(float(f), 6) for f in row_freqs]}
+                else:
+                    first_bin = int(round(row_freqs[0] / plan.delta_f))
+                    rows_meta = {"freq_hz": {"formula": "k * sr / n_fft", "first_bin": first_bin, "count": int(row_freqs.size)}}
+                meta = timefreq_metadata(
+                    kind=kind, source=source, plan=plan, channels=channels, mixed=options.mix, shape=shape,
+                    dtype=npy_dtype, values=_values_text(kind, power_kind, scale, log, want_complex),
+                    scale="complex" if want_complex else ("ln" if scale == "db" and log == "ln" else scale),
+                    amin=AMIN[power_kind] if db_out else None,
+                    ref=ref if ref_db is not None else None, ref_db=ref_db,
+                    top_db=(options.top_db or None) if ref_db is not None else None, rows=rows_meta,
+                )
+                written += [npy_path, str(write_sidecar(npy_path, meta))]
+        if all(pooler.image.max() <= 0 for pooler in poolers):
+            warnings.warn(f"{source.name}: the input is digital silence; every value is the floor", stacklevel=2)
+        if png_path is not None:
+            from .timefreq_draw import draw_timefreq
+
+            draw_timefreq(
+                png_path, options, source_name=source.name, plan=plan, poolers=poolers,
+                kind="power" if want_complex else power_kind, ref=ref, row_freqs=row_freqs, mel_meta=mel_meta, size=size,
+            )
+            if not is_stdio(png_path):
+                written.insert(0, png_path)
+    return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape)
+
+
+def _to_log(chunk: np.ndarray, power_kind: str, log: str, amin: float) -> np.ndarray:
+    """Power/magnitude chunk to the saved log scale: dB re 1 (unclipped) or natural log, floored at ``amin``."""
+    from ..dsp.scaling import to_db
+
+    if log == "ln":
+        return np.log(np.maximum(chunk, amin))
+    return to_db(chunk, kind=power_kind, ref=1.0, top_db=None)
+
+
+def reference_db(ref: str | float, peak_db: float, power_kind: str) -> float:
+    """The dB value that becomes 0 dB: the peak for ``max``, else ``10·log10(ref)`` (power) or ``20·log10(ref)``."""
+    if ref == "max":
+        return peak_db
+    return (10.0 if power_kind == "power" else 20.0) * math.log10(float(ref))
+
+
+def _apply_reference(npy: NpyFrameWriter, ref: str | float, top_db: float, peak_db: float, power_kind: str) -> float:
+    """Second pass over the saved dB values: subtract the reference, clip at ``top_db``; return ref in dB."""
+    from ..dsp.scaling import rescale_db
+
+    ref_db = reference_db(ref, peak_db, power_kind)
+    top = top_db if top_db > 0 else None
+    if ref_db != 0.0 or top is not None:
+        npy.rewrite(lambda chunk: rescale_db(chunk, ref_db=ref_db, top_db=top, max_db=peak_db))
+    return ref_db
+
+
+def filterbank_job(path: str, options: TimeFreqOptions, *, png: str | None, npy: str | None,
+                   inputs: InputOptions = InputOptions()) -> TimeFreqResult:
+    """``mel --filterbank``: draw the triangles and/or save the ``(n_mels, n_freqs)`` matrix (rate from ``path``)."""
+    from ..io.npy import save_npy
+    from ..plot import filterbank_figure, parse_size, png_bytes
+
+    with inputs.open(path) as source:
+        sr = source.sr
+    png, npy = default_outputs(path, "melfb", png, npy)
+    plan = options.stft.plan(sr)
+    mel = (options.mel or MelOptions()).checked()
+    bank, mel_meta, _ = mel_bank(options, plan)
+    written: list[str] = []
+    if npy is not None:
+        from .. import __version__
+
+        meta = {
+            "kind": "mel_filterbank", "shape": list(bank.shape), "dtype": "float32", "layout": "(n_mels, n_freqs)",
+            "sr": sr, "n_fft": plan.n_fft, **mel_meta, "freq_hz": {"formula": "k * sr / n_fft", "count": plan.n_freqs},
+            "audiokit_version": __version__,
+        }
+        written += [npy, str(save_npy(npy, bank, meta))]
+    if png is not None:
+        title = (
+            f"{mel.n_mels} mel filters ({mel.mel_scale}, norm {mel.norm}) over {plan.n_freqs} bins, "
+            f"sr {sr} Hz, n_fft {plan.n_fft}"
+        )
+        write_bytes_atomic(png, png_bytes(filterbank_figure(bank, plan.freqs, title=title, size=parse_size(options.size))))
+        if not is_stdio(png):
+            written.insert(0, png)
+    return TimeFreqResult(written=written, png_to_stdout=is_stdio(png), shape=tuple(bank.shape))

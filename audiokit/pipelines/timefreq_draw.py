@@ -1,0 +1,69 @@
+"""The PNG of a ``spectrogram``/``mel`` job: dB conversion of the pooled display image, title, axes, ticks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..io import write_bytes_atomic
+
+__all__ = ["draw_timefreq", "mel_ticks"]
+
+#: Round frequencies (Hz) labelled on a mel image's y axis when they fall inside [fmin, fmax].
+MEL_TICK_HZ = (50, 100, 200, 300, 500, 1000, 2000, 3000, 4000, 6000, 8000, 12000, 16000, 20000)
+
+
+def mel_ticks(n_mels: int, fmin: float, fmax: float, mel_scale: str) -> tuple[list[float], list[str]]:
+    """Positions (fractional band index) and labels of :data:`MEL_TICK_HZ` on a mel image's y axis.
+
+    Band ``b`` (0-based) is centred at mel ``m_lo + (b + 1)·(m_hi - m_lo)/(n_mels + 1)``,
+    so a frequency ``f`` sits at ``(mel(f) - m_lo)/(m_hi - m_lo)·(n_mels + 1) - 1``.
+    """
+    from ..dsp.mel import hz_to_mel
+
+    m_lo, m_hi = hz_to_mel(fmin, scale=mel_scale), hz_to_mel(fmax, scale=mel_scale)
+    positions, labels = [], []
+    for hz in MEL_TICK_HZ:
+        if fmin <= hz <= fmax:
+            frac = (hz_to_mel(hz, scale=mel_scale) - m_lo) / (m_hi - m_lo)
+            positions.append(float(frac * (n_mels + 1) - 1))
+            labels.append(f"{hz // 1000}k" if hz >= 1000 and hz % 1000 == 0 else str(hz))
+    return positions, labels
+
+
+def draw_timefreq(png_path: str, options: Any, *, source_name: str, plan: Any, poolers: list[Any], kind: str,
+                  ref: str | float, row_freqs: np.ndarray, mel_meta: dict[str, Any], size: tuple[int, int]) -> None:
+    """Render the pooled image(s) as dB (re ``ref``, clipped at ``options.top_db``) and write the PNG atomically."""
+    from ..dsp.scaling import to_db
+    from ..plot import png_bytes, spectrogram_figure
+
+    stacked = np.stack([p.image for p in poolers])
+    top = options.top_db if options.top_db > 0 else None
+    db = to_db(stacked, kind=kind, ref=ref, top_db=top)
+    n_frames = poolers[0].edges[-1]
+    centres = plan.times(int(n_frames), where="centre") if n_frames else np.zeros(1)
+    half = plan.hop_length / plan.sr / 2
+    t0, t1 = float(centres[0] - half), float(centres[-1] + half)
+    name = Path(source_name).name if source_name != "-" else "stdin"
+    title = (
+        f"{name} — {options.kind}, sr {plan.sr} Hz, win {plan.win_length} ({1000 * plan.win_length / plan.sr:g} ms), "
+        f"hop {plan.hop_length} ({1000 * plan.hop_length / plan.sr:g} ms), n_fft {plan.n_fft}, {plan.window_spec}"
+        + (", centred" if plan.center else "")
+    )
+    ref_label = "dB re max" if ref == "max" else f"dB re {ref:g}"
+    if options.kind == "mel":
+        title += f", {mel_meta['n_mels']} mel ({mel_meta['mel_scale']})"
+        ticks = mel_ticks(mel_meta["n_mels"], mel_meta["fmin_hz"], mel_meta["fmax_hz"], mel_meta["mel_scale"])
+        fig = spectrogram_figure(
+            db, t_start=t0, t_end=t1, f_low=-0.5, f_high=mel_meta["n_mels"] - 0.5, title=title, colorbar_label=ref_label,
+            cmap=options.cmap, size=size, mel_ticks=ticks, ylabel="frequency (Hz, mel-spaced)",
+        )
+    else:
+        df = plan.delta_f
+        fig = spectrogram_figure(
+            db, t_start=t0, t_end=t1, f_low=float(row_freqs[0] - df / 2), f_high=float(row_freqs[-1] + df / 2),
+            title=title, colorbar_label=ref_label, cmap=options.cmap, size=size,
+        )
+    write_bytes_atomic(png_path, png_bytes(fig))
