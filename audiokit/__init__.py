@@ -1,22 +1,59 @@
 """audiokit: audio analysis from PCM to the mel spectrogram, and back.
 
-The public API follows the CLI's conventions (see README "Conventions"):
+The conventions every number follows (framing, scaling, floors, units, array
+shapes) are in ``docs/conventions.md``.  The flat API is importable from here
+and loaded lazily, so ``import audiokit`` stays cheap:
 
 >>> import audiokit
 >>> sig = audiokit.read("examples/data/speech.wav")      # doctest: +SKIP
->>> sig.samples.shape, sig.sr                             # doctest: +SKIP
-((1, 52225), 22050)
+>>> S = audiokit.spectrogram(sig.samples, n_fft=512, hop_length=160, win_length=400)  # doctest: +SKIP
+>>> M = audiokit.log_melspectrogram(sig.samples, sr=sig.sr, n_fft=512, hop_length=160)  # doctest: +SKIP
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .errors import AudiokitError, InputError, OutputError, ParameterError
-from .io import open_audio, read, write
-from .signal import Signal
 
-try:
-    __version__ = version("audiokit")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0.1.0"
+if TYPE_CHECKING:
+    from .api import (
+        dehum, find_peaks, generate, istft, log_melspectrogram, mel_filterbank, melspectrogram, quantize, resample,
+        spectrogram, spectrum, stft,
+    )
+    from .io import open_audio, read, write
+    from .signal import Signal
 
-__all__ = ["AudiokitError", "InputError", "OutputError", "ParameterError", "Signal", "open_audio", "read", "write", "__version__"]
+#: Where each lazily imported public name lives.
+_LAZY = {
+    "read": "io", "write": "io", "open_audio": "io", "Signal": "signal",
+    **{name: "api" for name in (
+        "stft", "istft", "spectrogram", "melspectrogram", "log_melspectrogram", "mel_filterbank", "spectrum",
+        "find_peaks", "resample", "quantize", "dehum", "generate",
+    )},
+}
+
+__all__ = ["AudiokitError", "InputError", "OutputError", "ParameterError", "__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("audiokit")
+        except PackageNotFoundError:  # running from a source tree
+            value = "0.1.0"
+        globals()["__version__"] = value
+        return value
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'audiokit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

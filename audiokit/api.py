@@ -1,0 +1,231 @@
+"""The flat public API (librosa's model): one function per capability, samples first, keyword-only options.
+
+Every function takes the samples first (``y`` shaped ``(..., n)``: leading
+axes are channels or a batch, the last axis is time) and then keyword-only
+arguments with the names librosa uses (``sr``, ``n_fft``, ``hop_length``,
+``win_length``, ``n_mels``, ``fmin``, ``fmax``), in samples and Hz.  The
+conventions (framing without centring, periodic Hann, unnormalised DFT, HTK
+mel, dB floors) are those of ``docs/conventions.md``.  Import these from
+``audiokit`` directly (``audiokit.stft(...)``); the modules under
+:mod:`audiokit.dsp` hold the classes for streaming (``StftPlan``,
+``StftStream``, ``Resampler``, ``Quantizer``, ``HumRemover``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .dsp.dft import Spectrum
+    from .dsp.hum import DehumResult
+    from .dsp.peaks import Peak
+    from .dsp.stft import StftPlan
+
+__all__ = [
+    "stft", "istft", "spectrogram", "melspectrogram", "log_melspectrogram", "mel_filterbank", "spectrum",
+    "find_peaks", "resample", "quantize", "dehum", "generate",
+]
+
+#: Sample rate given to the STFT plan when the caller gives none: it only labels the time and frequency axes.
+_AXIS_SR = 1.0
+
+
+def _rows(y: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+    """``y`` shaped ``(..., n)`` as ``(rows, n)`` for the core's ``(channels, n)`` functions, and the leading shape."""
+    y = np.asarray(y)
+    return y.reshape(-1, y.shape[-1]), y.shape[:-1]
+
+
+def _plan(
+    *, sr: float | None, n_fft: int, hop_length: int | None, win_length: int | None, window: str, center: bool,
+    pad_mode: str,
+) -> StftPlan:
+    """The :class:`~audiokit.dsp.stft.StftPlan` of librosa-style arguments.
+
+    ``win_length`` defaults to ``n_fft`` and ``hop_length`` to ``win_length // 4`` (librosa's defaults).
+    """
+    from .dsp.stft import StftPlan
+
+    win = n_fft if win_length is None else win_length
+    hop = max(1, win // 4) if hop_length is None else hop_length
+    return StftPlan(
+        sr=_AXIS_SR if sr is None else sr, win_length=win, hop_length=hop, n_fft=n_fft, window=window,
+        center=center, pad_mode=pad_mode,
+    )
+
+
+def stft(
+    y: np.ndarray, *, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
+    window: str = "hann", center: bool = False, pad_mode: str = "constant", sr: float | None = None,
+) -> np.ndarray:
+    """Complex STFT ``X[..., k, m] = Σ_n w[n]·y[m·hop + n]·e^(−2πikn/n_fft)`` (unnormalised).
+
+    Parameters
+    ----------
+    y : np.ndarray, shape (..., n), float32 or float64
+        Samples; float32 is transformed in single precision.
+    n_fft : int > 0
+        DFT size (samples).
+    hop_length, win_length : int, optional
+        Samples between frame starts (default ``win_length // 4``) and window length (default ``n_fft``,
+        ``<= n_fft``; a shorter window is centred in the frame and zero-padded).
+    window : str
+        Window name (periodic), e.g. ``hann``, ``hamming``, ``kaiser:8.6``.
+    center : bool
+        Pad ``n_fft // 2`` on each side (librosa/torchaudio framing) instead of starting frame m at ``m·hop``.
+    pad_mode : {'constant', 'reflect'}
+        Padding used with ``center``.
+    sr : float, optional
+        Sample rate (Hz); only labels axes, the values do not depend on it.
+
+    Returns
+    -------
+    np.ndarray, shape (..., n_fft // 2 + 1, n_frames), complex
+    """
+    plan = _plan(sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
+                 pad_mode=pad_mode)
+    return plan.stft(np.asarray(y))
+
+
+def istft(
+    stft_matrix: np.ndarray, *, n_fft: int | None = None, hop_length: int | None = None, win_length: int | None = None,
+    window: str = "hann", center: bool = False, pad_mode: str = "constant", length: int | None = None,
+    sr: float | None = None,
+) -> np.ndarray:
+    """Inverse of :func:`stft` by weighted overlap-add (exact wherever the window sum is nonzero).
+
+    Parameters
+    ----------
+    stft_matrix : np.ndarray, shape (..., n_freqs, n_frames), complex
+        As returned by :func:`stft`; ``n_fft`` defaults to ``2·(n_freqs − 1)``.
+    length : int, optional
+        Samples of the output (default: what the frames cover).
+
+    Returns
+    -------
+    np.ndarray, shape (..., length), float
+    """
+    X = np.asarray(stft_matrix)
+    size = 2 * (X.shape[-2] - 1) if n_fft is None else n_fft
+    plan = _plan(sr=sr, n_fft=size, hop_length=hop_length, win_length=win_length, window=window, center=center,
+                 pad_mode=pad_mode)
+    return plan.istft(X, length=length)
+
+
+def spectrogram(
+    y: np.ndarray, *, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
+    window: str = "hann", center: bool = False, pad_mode: str = "constant", power: float = 2.0,
+    log: Literal["db", "ln"] | None = None, sr: float | None = None,
+) -> np.ndarray:
+    """``|X|**power`` of :func:`stft` (power 2: power, 1: magnitude), optionally in dB or ln (floored).
+
+    Returns
+    -------
+    np.ndarray, shape (..., n_fft // 2 + 1, n_frames), float
+    """
+    from .dsp.stft import spectrogram as _spectrogram
+
+    plan = _plan(sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
+                 pad_mode=pad_mode)
+    return _spectrogram(np.asarray(y), plan, power=power, log=log)
+
+
+def mel_filterbank(
+    *, sr: float, n_fft: int, n_mels: int = 80, fmin: float = 0.0, fmax: float | None = None,
+    mel_scale: Literal["htk", "slaney"] = "htk", norm: Literal["slaney"] | None = None, dtype: Any = np.float64,
+) -> np.ndarray:
+    """Triangular mel filter bank, shape ``(n_mels, n_fft // 2 + 1)`` (HTK ``2595·log10(1 + f/700)`` by default)."""
+    from .dsp.mel import mel_filterbank as _bank
+
+    return _bank(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm, dtype=dtype)
+
+
+def melspectrogram(
+    y: np.ndarray, *, sr: float, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
+    window: str = "hann", center: bool = False, pad_mode: str = "constant", n_mels: int = 80, fmin: float = 0.0,
+    fmax: float | None = None, mel_scale: Literal["htk", "slaney"] = "htk", norm: Literal["slaney"] | None = None,
+    power: float = 2.0,
+) -> np.ndarray:
+    """Mel spectrogram ``F @ |STFT(y)|**power``, shape ``(..., n_mels, n_frames)``."""
+    from .dsp.mel import melspectrogram as _mel
+
+    plan = _plan(sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
+                 pad_mode=pad_mode)
+    return _mel(np.asarray(y), plan, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm, power=power)
+
+
+def log_melspectrogram(
+    y: np.ndarray, *, sr: float, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
+    window: str = "hann", center: bool = False, pad_mode: str = "constant", n_mels: int = 80, fmin: float = 0.0,
+    fmax: float | None = None, mel_scale: Literal["htk", "slaney"] = "htk", norm: Literal["slaney"] | None = None,
+    power: float = 2.0, log: Literal["db", "ln"] = "db", amin: float | None = None,
+    ref: float | Literal["max"] = 1.0, top_db: float | None = 80.0,
+) -> np.ndarray:
+    """Log-mel spectrogram: ``10·log10(max(M, amin)/ref)`` clipped ``top_db`` below the maximum (or ``ln``)."""
+    from .dsp.mel import log_melspectrogram as _logmel
+
+    plan = _plan(sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
+                 pad_mode=pad_mode)
+    return _logmel(np.asarray(y), plan, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm, power=power,
+                   log=log, amin=amin, ref=ref, top_db=top_db)
+
+
+def spectrum(
+    y: np.ndarray, *, sr: float, n_fft: int | None = None, window: str = "hann", periodic: bool = True,
+) -> Spectrum:
+    """One-sided DFT of the whole signal (windowed, zero-padded to ``n_fft``), as a :class:`~audiokit.dsp.dft.Spectrum`."""
+    from .dsp.dft import spectrum as _spectrum
+
+    return _spectrum(np.asarray(y), sr=sr, window=window, n_fft=n_fft, periodic=periodic)
+
+
+def find_peaks(
+    spec: Spectrum, *, k: int = 5, threshold_db: float = -60.0, min_separation_hz: float | None = None,
+) -> list[Peak]:
+    """The ``k`` strongest sinusoidal peaks of a one-channel :func:`spectrum`, fitted between bins."""
+    from .dsp.peaks import find_peaks as _find_peaks
+
+    return _find_peaks(spec, k=k, threshold_db=threshold_db, min_separation_hz=min_separation_hz)
+
+
+def resample(
+    y: np.ndarray, *, sr: int, target_sr: int, quality: Literal["very-high", "high", "medium", "low", "quick"] = "high",
+) -> np.ndarray:
+    """Band-limited sample-rate conversion (soxr); output length ``floor(n·target_sr/sr + 1/2)``."""
+    from .dsp.resample import resample as _resample
+
+    rows, lead = _rows(y)
+    out = _resample(rows, sr_in=sr, sr_out=target_sr, quality=quality)
+    return out.reshape(*lead, out.shape[-1])
+
+
+def quantize(
+    y: np.ndarray, *, bits: int, dither: Literal["tpdf", "rpdf", "none"] = "tpdf",
+    noise_shape: Literal["none", "first"] = "none", seed: int | None = None,
+) -> np.ndarray:
+    """Round to the B-bit mid-tread grid ``k / 2**(B-1)`` after dither (and optional first-order noise shaping)."""
+    from .dsp.quantize import quantize as _quantize
+
+    rows, lead = _rows(y)
+    return _quantize(rows, bits=bits, dither=dither, noise_shape=noise_shape, seed=seed).reshape(*lead, rows.shape[-1])
+
+
+def dehum(
+    y: np.ndarray, *, sr: int, freq: float | None = None, method: Literal["subtract", "erase"] = "subtract",
+    harmonics: int | None = None, threshold_db: float | None = None,
+) -> DehumResult:
+    """Remove mains hum (``freq`` Hz, or None: try 50 and 60); ``.output``, ``.residual``, ``.analysis``."""
+    from .dsp.hum import DEFAULT_THRESHOLD_DB
+    from .dsp.hum import dehum as _dehum
+
+    threshold = DEFAULT_THRESHOLD_DB if threshold_db is None else threshold_db
+    return _dehum(np.asarray(y), sr=sr, freq=freq, method=method, harmonics=harmonics, threshold_db=threshold)
+
+
+def generate(spec: str, *, sr: int, n_samples: int, channels: int = 1, seed: int | None = None) -> np.ndarray:
+    """Render a signal spec such as ``"sine:440 + hum:50"`` (see ``audiokit generate --help``), shape ``(channels, n)``."""
+    from .dsp.generate import generate as _generate
+
+    return _generate(spec, n_samples=n_samples, sr=sr, channels=channels, seed=seed)
