@@ -19,7 +19,7 @@ from audiokit.io.atomic import describe_os_error
 def test_success_moves_the_temp_file_into_place(tmp_path):
     dest = tmp_path / "out.npy"
     with atomic_output(dest) as tmp:
-        assert tmp.parent == tmp_path and tmp.name.startswith(".out.npy.") and tmp.name.endswith(".tmp.npy")
+        assert tmp.parent == tmp_path and tmp.name.startswith(".out.npy.audiokit-tmp-") and tmp.name.endswith(".npy")
         tmp.write_bytes(b"data")
         assert not dest.exists()
     assert dest.read_bytes() == b"data"
@@ -28,7 +28,7 @@ def test_success_moves_the_temp_file_into_place(tmp_path):
 
 def test_suffix_override(tmp_path):
     with atomic_output(tmp_path / "noext", suffix=".wav") as tmp:
-        assert tmp.name.endswith(".tmp.wav")
+        assert tmp.name.endswith(".wav")
         tmp.write_bytes(b"x")
 
 
@@ -209,3 +209,64 @@ def test_derived_output_from_stdin():
 @pytest.mark.parametrize(("value", "expected"), [("-", True), (None, False), ("x.wav", False), ("--", False)])
 def test_is_stdio(value, expected):
     assert is_stdio(value) is expected
+
+
+# --------------------------------------------------------------------------- several outputs, all or nothing
+
+
+def test_outputs_together_appear_only_at_the_end(tmp_path):
+    from audiokit.io import outputs_together
+
+    a, b = tmp_path / "a.npy", tmp_path / "a.json"
+    with outputs_together():
+        write_bytes_atomic(a, b"array")
+        assert not a.exists()  # staged, not yet renamed
+        write_text_atomic(b, "{}")
+        assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == []
+    assert a.read_bytes() == b"array" and b.read_text() == "{}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "a.npy"]
+
+
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_outputs_together_leave_nothing_on_failure(tmp_path, error):
+    from audiokit.io import outputs_together
+
+    (tmp_path / "a.npy").write_bytes(b"old")
+    with pytest.raises(error):
+        with outputs_together():
+            write_bytes_atomic(tmp_path / "a.npy", b"new")
+            write_bytes_atomic(tmp_path / "a.json", b"{}")
+            raise error("while drawing the PNG")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy"]
+    assert (tmp_path / "a.npy").read_bytes() == b"old"
+
+
+def test_temp_names_say_whose_they_are(tmp_path):
+    with atomic_output(tmp_path / "x.npy") as tmp:
+        assert tmp.name.startswith(f".x.npy.audiokit-tmp-{os.getpid()}-")
+        tmp.write_bytes(b"x")
+
+
+def test_stale_temps_of_dead_processes_are_removed_when_the_output_is_written_again(tmp_path):
+    import subprocess
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    dead_pid = int(dead.stdout)
+    stale = tmp_path / f".x.npy.audiokit-tmp-{dead_pid}-abcd1234.npy"
+    alive = tmp_path / f".x.npy.audiokit-tmp-{os.getppid()}-abcd1234.npy"  # our parent is alive
+    other = tmp_path / f".y.npy.audiokit-tmp-{dead_pid}-abcd1234.npy"  # another output's
+    foreign = tmp_path / ".x.npy.someone-elses.tmp"
+    for path in (stale, alive, other, foreign):
+        path.write_bytes(b"partial")
+    write_bytes_atomic(tmp_path / "x.npy", b"done")
+    assert not stale.exists()
+    assert alive.exists() and other.exists() and foreign.exists()
+
+
+def test_check_distinct_names_both_options(tmp_path):
+    from audiokit.io import check_distinct
+
+    check_distinct({"-o": tmp_path / "x.png", "--npy": tmp_path / "x.npy", "the sidecar of --npy": tmp_path / "x.json"})
+    with pytest.raises(ParameterError, match=r"-o and the sidecar of --npy name the same file"):
+        check_distinct({"-o": tmp_path / "x.json", "--npy": tmp_path / "x.npy", "the sidecar of --npy": tmp_path / "x.json"})
+    check_distinct({"-o": "-", "--npy": None, "--x": "-"})

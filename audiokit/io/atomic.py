@@ -6,22 +6,35 @@ destination folder and moved into place with :func:`os.replace` only when
 writing succeeded, so on any error, Ctrl-C or SIGTERM there is neither a partial
 output nor a leftover temp file.  The path ``"-"`` means standard output: the
 bytes are spooled and copied to stdout only on success.
+
+Several outputs of one job are all-or-nothing: inside :func:`outputs_together`
+every :func:`atomic_output` keeps its temp file and the renames happen together
+when the block ends without an exception; otherwise every temp file is removed.
+
+Temp files are named ``.<name>.audiokit-tmp-<pid>-<random><suffix>`` so a user
+recognises them; one left by a process killed with SIGKILL is removed the next
+time ``<name>`` is written, if its pid is no longer alive.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import os
+import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..errors import OutputError, ParameterError
 
 STDIO = "-"
+#: Marks audiokit's temp files: ``.<name>.audiokit-tmp-<pid>-<random><suffix>``.
+TEMP_MARKER = ".audiokit-tmp-"
+_TEMP_PID = re.compile(re.escape(TEMP_MARKER) + r"(\d+)-")
 
 
 def is_stdio(path: str | os.PathLike | None) -> bool:
@@ -83,6 +96,104 @@ def describe_os_error(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+class _Staged:
+    """Temp files of one :func:`outputs_together` block, waiting for their renames."""
+
+    def __init__(self) -> None:
+        self.files: list[tuple[Path, str | os.PathLike]] = []
+
+    def commit(self) -> None:
+        """Move every temp file into place (files first, then standard output)."""
+        ordered = sorted(self.files, key=lambda item: is_stdio(item[1]))
+        try:
+            for tmp, dest in ordered:
+                _finish(tmp, dest)
+                self.files.remove((tmp, dest))
+        finally:
+            self.abort()
+
+    def abort(self) -> None:
+        """Remove every temp file still staged."""
+        for tmp, _ in self.files:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+        self.files.clear()
+
+
+_STAGED: contextvars.ContextVar[_Staged | None] = contextvars.ContextVar("audiokit_staged_outputs", default=None)
+
+
+@contextlib.contextmanager
+def outputs_together() -> Iterator[None]:
+    """Make every :func:`atomic_output` of the block appear together at its end, or none at all.
+
+    Nested blocks join the outermost one.  On an exception (including
+    KeyboardInterrupt and SIGTERM) every temp file is removed and the previous
+    files at the destinations are kept.
+    """
+    if _STAGED.get() is not None:
+        yield
+        return
+    staged = _Staged()
+    token = _STAGED.set(staged)
+    try:
+        yield
+    except BaseException:
+        staged.abort()
+        raise
+    finally:
+        _STAGED.reset(token)
+    staged.commit()
+
+
+def _alive(pid: int) -> bool:
+    """True when a process ``pid`` exists (or we may not signal it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temps(folder: Path, name: str) -> list[Path]:
+    """Remove audiokit temp files of ``name`` in ``folder`` whose writing process is dead; return them."""
+    removed = []
+    try:
+        candidates = list(folder.glob(f".{glob_escape(name)}{TEMP_MARKER}*"))
+    except OSError:
+        return removed
+    for path in candidates:
+        match = _TEMP_PID.search(path.name)
+        if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob metacharacters escaped."""
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def _finish(tmp: Path, path: str | os.PathLike) -> None:
+    """Move a finished temp file to ``path`` (or copy it to stdout for ``-``)."""
+    try:
+        if is_stdio(path):
+            with open(tmp, "rb") as src:
+                shutil.copyfileobj(src, sys.stdout.buffer, 2**20)
+            sys.stdout.buffer.flush()
+        else:
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, Path(path))
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise OutputError(describe_os_error(exc), path) from exc
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike, *, suffix: str | None = None) -> Iterator[Path]:
     """Yield a temp path to write; move it to ``path`` when the block succeeds.
@@ -106,6 +217,10 @@ def atomic_output(path: str | os.PathLike, *, suffix: str | None = None) -> Iter
     OutputError
         When the temp file cannot be created or the rename fails (disk full,
         permission denied, ...).  The temp file is removed in every case.
+
+    Notes
+    -----
+    Inside :func:`outputs_together` the rename waits for the end of that block.
     """
     to_stdout = is_stdio(path)
     if to_stdout:
@@ -117,28 +232,53 @@ def atomic_output(path: str | os.PathLike, *, suffix: str | None = None) -> Iter
         folder = dest.parent if str(dest.parent) else Path(".")
         stem = dest.name
         suffix = suffix if suffix is not None else dest.suffix
+        remove_stale_temps(folder, stem)
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".tmp{suffix}", dir=folder)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{stem}{TEMP_MARKER}{os.getpid()}-", suffix=suffix, dir=folder)
     except OSError as exc:
         raise OutputError(f"cannot create a file in {str(folder)!r}: {describe_os_error(exc)}", path) from exc
     os.close(fd)
     tmp = Path(tmp_name)
+    staged = _STAGED.get()
+    kept = False
     try:
         yield tmp
-        if to_stdout:
-            with open(tmp, "rb") as src:
-                shutil.copyfileobj(src, sys.stdout.buffer, 2**20)
-            sys.stdout.buffer.flush()
+        if staged is not None:
+            staged.files.append((tmp, path))
+            kept = True
         else:
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, dest)
+            _finish(tmp, path)
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
             raise
         raise OutputError(describe_os_error(exc), path) from exc
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        if not kept:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+
+def check_distinct(outputs: Mapping[str, str | os.PathLike | None]) -> None:
+    """Refuse two outputs of one command that are the same file (before any work).
+
+    Parameters
+    ----------
+    outputs : mapping
+        ``{"-o": path, "--npy": path, "--npy's sidecar": path, ...}``; None and ``-`` entries are ignored.
+
+    Raises
+    ------
+    ParameterError
+        Naming both options and the path.
+    """
+    seen: dict[Path, str] = {}
+    for option, path in outputs.items():
+        if path is None or is_stdio(path):
+            continue
+        key = Path(path).resolve()
+        if key in seen:
+            raise ParameterError(f"{seen[key]} and {option} name the same file {str(path)!r}; give different paths")
+        seen[key] = option
 
 
 def _umask() -> int:

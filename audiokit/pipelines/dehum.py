@@ -35,7 +35,7 @@ from ..dsp.hum import DEFAULT_THRESHOLD_DB, HumAnalysis, HumMeter, analyze_hum_b
 from ..dsp.levels import dbfs
 from ..dsp.resample import measure_overshoot
 from ..errors import ParameterError
-from ..io import WavWriter, check_output_path, derived_output, is_stdio
+from ..io import WavWriter, check_distinct, check_output_path, derived_output, is_stdio, outputs_together
 from ..io.reader import BLOCK_SAMPLES, AudioSource
 from ..io.subtypes import resolve_subtype
 from .fullscale import FullScaleGuard
@@ -199,6 +199,7 @@ def _check(options: DehumOptions, path: str, target: str, residual: str | None) 
         check_output_path(residual, [path])
         if not is_stdio(target) and residual == target:
             raise ParameterError("--residual: same path as the output")
+        check_distinct({"-o": target, "--residual": residual})
     return nominal, width_hz
 
 
@@ -249,7 +250,7 @@ def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptio
                     reporter.info(f"{target}: output peak {dbfs(peak):+.2f} dBFS is within full scale; no gain applied")
             meter = HumMeter(analysis)
             spec = {"sr": source.sr, "channels": source.channels, "subtype": kind, "expected_samples": source.n_samples}
-            with contextlib.ExitStack() as stack:
+            with outputs_together(), contextlib.ExitStack() as stack:
                 writer = stack.enter_context(WavWriter(target, **spec))
                 res_writer = stack.enter_context(WavWriter(residual, **spec)) if residual is not None else None
                 for y, removed in removal():

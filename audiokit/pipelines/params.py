@@ -69,7 +69,7 @@ def finite_or_none(value: float, digits: int = 4) -> float | None:
 
 @dataclass(frozen=True)
 class InputOptions:
-    """How to open an input: raw-PCM description and the NaN/Inf policy.
+    """How to open an input: raw-PCM description, the NaN/Inf policy and an optional segment.
 
     Attributes
     ----------
@@ -80,12 +80,20 @@ class InputOptions:
         Channel count of raw PCM input.
     fix_nonfinite : bool
         Replace NaN/Inf samples with 0 instead of refusing the file.
+    start, duration : str, optional
+        A segment of the input (durations as typed: ``1.5s``, ``250ms`` or
+        samples, rounded to samples at the input's rate as
+        :mod:`audiokit.units` documents): the pipelines then see a source that
+        starts at ``start`` and holds ``duration`` (default: to the end), as if
+        the file had been cut there.  Used by ``audiokit batch --manifest``.
     """
 
     rate: str | None = None
     format: str | None = None
     channels: int = 1
     fix_nonfinite: bool = False
+    start: str | None = None
+    duration: str | None = None
 
     def raw_format(self) -> RawFormat | None:
         """The raw PCM description (None when ``format`` is absent)."""
@@ -96,7 +104,16 @@ class InputOptions:
         return RawFormat(sr=rate_hz("--rate", self.rate), format=self.format.lower(), channels=self.channels)
 
     def open(self, path: str, *, allow_empty: bool = False) -> AudioSource:
-        """Open ``path`` (or ``-``) with these options."""
-        return open_audio(
+        """Open ``path`` (or ``-``) with these options (restricted to the segment, if one is set)."""
+        source = open_audio(
             path, raw=self.raw_format(), nonfinite="zero" if self.fix_nonfinite else "error", allow_empty=allow_empty
         )
+        if self.start is None and self.duration is None:
+            return source
+        try:
+            first = duration_samples("segment start", self.start, source.sr, allow_zero=True) if self.start else 0
+            count = duration_samples("segment duration", self.duration, source.sr) if self.duration else None
+            return source.segment(first, count)
+        except BaseException:
+            source.close()
+            raise

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
-from ..io import check_output_path, write_bytes_atomic
+from ..io import check_distinct, check_output_path, outputs_together, write_bytes_atomic
 from ..io.npy import save_npy, sidecar_path
 from .params import InputOptions, duration_samples, frequency_hz
 from .progress import SILENT, Reporter
@@ -69,6 +69,7 @@ def _check(options: SpectrumOptions, path: str, png: str | None, npy: str | None
         if not npy.endswith(".npy") or npy == "-":
             raise ParameterError(f"--npy: {npy!r} must be a file path ending in .npy")
         check_output_path(sidecar_path(npy), [path])
+    check_distinct({"-o": png, "--npy": npy, "the sidecar of --npy": npy and sidecar_path(npy)})
 
 
 def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, png: str | None = None,
@@ -129,10 +130,11 @@ def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, pn
             for label, channel_peaks in zip(labels, found)
         ],
     }
-    if npy is not None:
-        _save_npy(npy, spec, options.phase, report)
-    if png is not None:
-        _draw(png, spec, found, report, options, xlim)
+    with outputs_together():
+        if npy is not None:
+            _save_npy(npy, spec, options.phase, report)
+        if png is not None:
+            _draw(png, spec, found, report, options, xlim)
     return report
 
 

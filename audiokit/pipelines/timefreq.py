@@ -15,15 +15,14 @@ import contextlib
 import math
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from ..errors import ParameterError
-from ..io import check_output_path, derived_output, is_stdio, write_bytes_atomic
+from ..io import check_distinct, check_output_path, derived_output, is_stdio, outputs_together, write_bytes_atomic
 from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
-from ..io.reader import BLOCK_SAMPLES, AudioSource
+from ..io.reader import BLOCK_SAMPLES
 from .params import InputOptions, choice, duration_samples, frequency_hz
 from .progress import SILENT, Reporter
 from .sidecar import timefreq_metadata
@@ -133,12 +132,11 @@ def default_outputs(path: str, kind: str, png: str | None, npy: str | None) -> t
     """(png, npy) destinations: as given; a PNG beside the input when neither is given. Checked, not created."""
     if png is None and npy is None:
         png = str(derived_output(path, kind, ".png"))
-    if png is not None and npy is not None and not is_stdio(png) and Path(png).resolve() == Path(npy).resolve():
-        raise ParameterError("-o and --npy name the same file")
     if npy is not None and is_stdio(npy):
         raise ParameterError("--npy: give a file path (the JSON sidecar is written beside it)")
     if npy is not None and not npy.endswith(".npy"):
         raise ParameterError(f"--npy: {npy!r} must end in .npy")
+    check_distinct({"-o": png, "--npy": npy, "the sidecar of --npy": npy and sidecar_path(npy)})
     for out in (png, npy, npy and sidecar_path(npy)):
         if out is not None:
             check_output_path(out, [path])
@@ -250,7 +248,7 @@ def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy
             npy_writer.write(saved[0] if channels == 1 else saved)
 
         written: list[str] = []
-        with contextlib.ExitStack() as stack:
+        with outputs_together(), contextlib.ExitStack() as stack:
             npy_writer = stack.enter_context(NpyFrameWriter(npy_path, shape, npy_dtype)) if npy_path else None
             with reporter.progress(f"{kind} {source.name}", source.n_samples) as advance:
                 for block in source.blocks(BLOCK_SAMPLES):
@@ -278,17 +276,18 @@ def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy
                     top_db=(options.top_db or None) if ref_db is not None else None, rows=rows_meta,
                 )
                 written += [npy_path, str(write_sidecar(npy_path, meta))]
-        if all(pooler.image.max() <= 0 for pooler in poolers):
-            warnings.warn(f"{source.name}: the input is digital silence; every value is the floor", stacklevel=2)
-        if png_path is not None:
-            from .timefreq_draw import draw_timefreq
+            if all(pooler.image.max() <= 0 for pooler in poolers):
+                warnings.warn(f"{source.name}: the input is digital silence; every value is the floor", stacklevel=2)
+            if png_path is not None:
+                from .timefreq_draw import draw_timefreq
 
-            draw_timefreq(
-                png_path, options, source_name=source.name, plan=plan, poolers=poolers,
-                kind="power" if want_complex else power_kind, ref=ref, row_freqs=row_freqs, mel_meta=mel_meta, size=size,
-            )
-            if not is_stdio(png_path):
-                written.insert(0, png_path)
+                draw_timefreq(
+                    png_path, options, source_name=source.name, plan=plan, poolers=poolers,
+                    kind="power" if want_complex else power_kind, ref=ref, row_freqs=row_freqs, mel_meta=mel_meta,
+                    size=size,
+                )
+                if not is_stdio(png_path):
+                    written.insert(0, png_path)
     return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape)
 
 
@@ -322,9 +321,6 @@ def _apply_reference(npy: NpyFrameWriter, ref: str | float, top_db: float, peak_
 def filterbank_job(path: str, options: TimeFreqOptions, *, png: str | None, npy: str | None,
                    inputs: InputOptions = InputOptions()) -> TimeFreqResult:
     """``mel --filterbank``: draw the triangles and/or save the ``(n_mels, n_freqs)`` matrix (rate from ``path``)."""
-    from ..io.npy import save_npy
-    from ..plot import filterbank_figure, parse_size, png_bytes
-
     with inputs.open(path) as source:
         sr = source.sr
     png, npy = default_outputs(path, "melfb", png, npy)
@@ -332,6 +328,18 @@ def filterbank_job(path: str, options: TimeFreqOptions, *, png: str | None, npy:
     mel = (options.mel or MelOptions()).checked()
     bank, mel_meta, _ = mel_bank(options, plan)
     written: list[str] = []
+    with outputs_together():
+        _save_filterbank(npy, png, bank, mel_meta, plan, mel, options.size, written)
+    return TimeFreqResult(written=written, png_to_stdout=is_stdio(png), shape=tuple(bank.shape))
+
+
+def _save_filterbank(npy: str | None, png: str | None, bank: np.ndarray, mel_meta: dict[str, Any], plan: Any,
+                     mel: MelOptions, size: str, written: list[str]) -> None:
+    """Save the bank's matrix (+ sidecar) and/or draw its triangles; append the written paths."""
+    from ..io.npy import save_npy
+    from ..plot import filterbank_figure, parse_size, png_bytes
+
+    sr = plan.sr
     if npy is not None:
         from .. import __version__
 
@@ -346,7 +354,6 @@ def filterbank_job(path: str, options: TimeFreqOptions, *, png: str | None, npy:
             f"{mel.n_mels} mel filters ({mel.mel_scale}, norm {mel.norm}) over {plan.n_freqs} bins, "
             f"sr {sr} Hz, n_fft {plan.n_fft}"
         )
-        write_bytes_atomic(png, png_bytes(filterbank_figure(bank, plan.freqs, title=title, size=parse_size(options.size))))
+        write_bytes_atomic(png, png_bytes(filterbank_figure(bank, plan.freqs, title=title, size=parse_size(size))))
         if not is_stdio(png):
             written.insert(0, png)
-    return TimeFreqResult(written=written, png_to_stdout=is_stdio(png), shape=tuple(bank.shape))
