@@ -15,6 +15,9 @@ def istft_command(
     spec_path: Annotated[str, typer.Argument(metavar="SPEC.npy", help="Complex STFT saved by 'audiokit spectrogram --complex --npy'.")],
     output: Annotated[Optional[str], typer.Option("-o", "--output", help="WAV to write (- for stdout). Default: <SPEC>.istft.wav.")] = None,
     subtype: Annotated[Optional[str], typer.Option("--subtype", help="PCM_16, PCM_24, PCM_32, PCM_U8, FLOAT, DOUBLE (default: the source's).")] = None,
+    fix_nonfinite: Annotated[
+        bool, typer.Option("--fix-nonfinite", help="Replace NaN/Inf values of the STFT with 0 instead of refusing it.")
+    ] = False,
     quiet: Quiet = False,
     debug: Debug = False,
 ) -> int:
@@ -36,6 +39,6 @@ def istft_command(
     """
     console.configure(quiet=quiet)
     refuse_terminal(output, "WAV")
-    result = istft_file(spec_path, output, IstftOptions(subtype=subtype), reporter=reporter())
+    result = istft_file(spec_path, output, IstftOptions(subtype=subtype, fix_nonfinite=fix_nonfinite), reporter=reporter())
     print_paths([result.output] if result.output != "-" else [])
     return 0

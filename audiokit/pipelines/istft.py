@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import InputError
 from ..io import WavWriter, check_output_path, derived_output
 from ..io.npy import read_sidecar, sidecar_path
+from ..io.reader import MAX_CHANNELS
 from ..io.subtypes import resolve_subtype
 from .progress import SILENT, Reporter
 from .sidecar import check_stft_sidecar, plan_from_sidecar
@@ -23,9 +24,10 @@ CHUNK_FRAMES = 2048
 
 @dataclass(frozen=True)
 class IstftOptions:
-    """``subtype`` of the output WAV (default: the source's, from the sidecar)."""
+    """``subtype`` of the output WAV (default: the source's, from the sidecar); ``fix_nonfinite``: NaN/Inf → 0."""
 
     subtype: str | None = None
+    fix_nonfinite: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,38 @@ def load_complex_stft(path: str) -> tuple[np.ndarray, dict[str, Any]]:
         spec = np.load(path, mmap_mode="r")
     except FileNotFoundError:
         raise InputError("no such file", path) from None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"not a readable .npy array: {exc}", path) from None
+    except (OSError, ValueError, EOFError) as exc:
+        raise InputError(f"not a readable .npy array: {exc or 'empty file'}", path) from None
     if not np.iscomplexobj(spec) or list(spec.shape) != list(meta["shape"]):
         raise InputError(f"array {spec.dtype} {spec.shape} does not match its sidecar ({meta['shape']})", path)
+    if spec.ndim not in (2, 3) or (spec.ndim == 3 and not 1 <= spec.shape[0] <= MAX_CHANNELS):
+        raise InputError(f"array shape {spec.shape} is not (n_freqs, n_frames) or (channels <= {MAX_CHANNELS}, ...)", path)
     return spec, meta
+
+
+def _check_geometry(spec: np.ndarray, meta: dict[str, Any], plan: Any, path: str) -> None:
+    """The array must have the rows and frames its sidecar's plan gives for ``source_frames`` samples."""
+    n_frames = plan.n_frames(meta["source_frames"])
+    if spec.shape[-2] != plan.n_freqs or spec.shape[-1] != n_frames:
+        raise InputError(
+            f"array has {spec.shape[-2]} rows x {spec.shape[-1]} frames; its sidecar's STFT gives {plan.n_freqs} x "
+            f"{n_frames} for source_frames {meta['source_frames']}",
+            path,
+        )
+
+
+def _finite(chunk: np.ndarray, first_frame: int, fix: bool, path: str) -> np.ndarray:
+    """Refuse (or with ``fix`` zero) NaN/Inf values of a chunk of STFT frames."""
+    finite = np.isfinite(chunk)
+    if finite.all():
+        return chunk
+    if fix:
+        return np.where(finite, chunk, 0)
+    bad = int(np.flatnonzero(~finite.reshape(-1, chunk.shape[-1]).all(axis=0))[0])
+    raise InputError(
+        f"holds NaN or Inf values (first in frame {first_frame + bad}); use --fix-nonfinite to replace them with 0",
+        path,
+    )
 
 
 def istft_file(spec_path: str, output: str | None, options: IstftOptions = IstftOptions(), *,
@@ -70,7 +99,8 @@ def istft_file(spec_path: str, output: str | None, options: IstftOptions = Istft
     spec, meta = load_complex_stft(spec_path)
     target = output if output is not None else str(derived_output(spec_path, "istft", ".wav"))
     check_output_path(target, [spec_path, str(sidecar_path(spec_path)), meta.get("source", "-")])
-    plan = plan_from_sidecar(meta)
+    plan = plan_from_sidecar(meta, spec_path)
+    _check_geometry(spec, meta, plan, spec_path)
     kind = resolve_subtype(options.subtype, meta.get("source_subtype"))
     channels = 1 if spec.ndim == 2 else spec.shape[0]
     length = int(meta["source_frames"])
@@ -84,7 +114,7 @@ def istft_file(spec_path: str, output: str | None, options: IstftOptions = Istft
     with WavWriter(target, sr=plan.sr, channels=channels, subtype=kind, expected_samples=length) as writer:
         with reporter.progress(f"istft {spec_path}", n_frames) as advance:
             for first in range(0, n_frames, CHUNK_FRAMES):
-                chunk = np.asarray(spec[..., first : first + CHUNK_FRAMES])
+                chunk = _finite(np.asarray(spec[..., first : first + CHUNK_FRAMES]), first, options.fix_nonfinite, spec_path)
                 write(writer, stream.push(chunk))
                 advance(chunk.shape[-1])
         write(writer, stream.finish())

@@ -25,9 +25,12 @@ import numpy as np
 from .. import __version__
 from ..errors import InputError
 from ..io import is_stdio
+from ..io.reader import MAX_SR, MIN_SR
 
 __all__ = ["timefreq_metadata", "check_stft_sidecar", "plan_from_sidecar", "PLAN_KEYS"]
 
+#: Largest DFT size a sidecar may ask for (2**24 samples: 6 minutes at 48 kHz, far beyond any STFT frame).
+MAX_N_FFT = 1 << 24
 #: Sidecar keys :func:`plan_from_sidecar` needs, with their JSON types.
 PLAN_KEYS: dict[str, type | tuple[type, ...]] = {
     "sr": int, "win_length": int, "hop_length": int, "n_fft": int, "window": str, "periodic": bool,
@@ -110,6 +113,14 @@ def check_stft_sidecar(meta: object, path: str) -> dict[str, Any]:
     for key in ("sr", "win_length", "hop_length", "n_fft"):
         if meta[key] <= 0:
             raise InputError(f"sidecar {key!r} is {meta[key]!r}; it must be > 0", path)
+    if not MIN_SR <= meta["sr"] <= MAX_SR:
+        raise InputError(f"sidecar 'sr' {meta['sr']} Hz is outside {MIN_SR}..{MAX_SR} Hz", path)
+    if meta["n_fft"] > MAX_N_FFT or meta["win_length"] > meta["n_fft"]:
+        raise InputError(
+            f"sidecar 'n_fft' {meta['n_fft']} / 'win_length' {meta['win_length']} must satisfy "
+            f"win_length <= n_fft <= {MAX_N_FFT}",
+            path,
+        )
     if meta["source_frames"] < 0:
         raise InputError(f"sidecar 'source_frames' is {meta['source_frames']!r}; it must be >= 0", path)
     shape = meta["shape"]
@@ -118,13 +129,17 @@ def check_stft_sidecar(meta: object, path: str) -> dict[str, Any]:
     return meta
 
 
-def plan_from_sidecar(meta: dict[str, Any]) -> Any:
-    """The :class:`~audiokit.dsp.stft.StftPlan` that produced an array, from its (validated) sidecar."""
+def plan_from_sidecar(meta: dict[str, Any], path: str) -> Any:
+    """The :class:`~audiokit.dsp.stft.StftPlan` that produced the array at ``path``, from its (validated) sidecar."""
     from ..dsp.stft import StftPlan
+    from ..errors import ParameterError
 
-    return StftPlan(
-        sr=meta["sr"], win_length=meta["win_length"], hop_length=meta["hop_length"], n_fft=meta["n_fft"],
-        window=meta["window"], periodic=meta["periodic"], center=meta["center"], pad_mode=meta["pad_mode"],
-        dtype="float32",
-    )
+    try:
+        return StftPlan(
+            sr=meta["sr"], win_length=meta["win_length"], hop_length=meta["hop_length"], n_fft=meta["n_fft"],
+            window=meta["window"], periodic=meta["periodic"], center=meta["center"], pad_mode=meta["pad_mode"],
+            dtype="float32",
+        )
+    except ParameterError as exc:  # a window name or pad mode the STFT does not know
+        raise InputError(f"sidecar describes no valid STFT: {exc.reason}", path) from None
 
