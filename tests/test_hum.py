@@ -1,73 +1,26 @@
-"""Tests of audiokit.dsp.hum: fundamental and drift estimates, subtraction depth, clean pass-through,
-detection per harmonic, erase, auto 50/60, streaming equals one-shot, errors."""
+"""Tests of audiokit.dsp.hum analysis and one-shot dehum: fundamental and drift estimates, subtraction
+depth, clean pass-through, detection per harmonic, auto 50/60, streaming equals one-shot, errors.
+
+Removal (erase, HumRemover) is in test_hum_removal.py, the building blocks in test_hum_track.py.
+"""
 
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
+from hum_signals import SR, hum, hum_energy, programme, quiet, reduction_db, sdr
 
 from audiokit.dsp.hum import (
     DEFAULT_THRESHOLD_DB,
-    HumEraser,
     HumMeter,
     HumSubtractor,
     analyze_hum,
     analyze_hum_blocks,
     dehum,
 )
-from audiokit.engine import get_backend
 from audiokit.errors import ParameterError
-
-SR = 16000
-
-
-def hum(f0, n, *, amp=0.05, harmonics=(1, 2, 3, 4, 5), sr=SR, drift=None, seed=0):
-    """``Σ_k amp/k·cos(k·φ + θ_k)``; ``φ`` integrates ``f0 + drift(t)``; returns ``(h, φ)``."""
-    t = np.arange(n) / sr
-    f = f0 + (drift(t) if drift is not None else np.zeros(n))
-    phase = 2 * np.pi * np.concatenate([[0.0], np.cumsum(f[:-1])]) / sr
-    theta = np.random.default_rng(seed).uniform(0, 2 * np.pi, max(harmonics))
-    h = sum(amp / k * np.cos(k * phase + theta[k - 1]) for k in harmonics)
-    return h, phase
-
-
-def hum_energy(e, phase, harmonics, *, sr=SR, frame=0.5):
-    """Energy of ``e`` explained by cos/sin of each harmonic's true phase, per 0.5 s frame (naive LS)."""
-    size = int(frame * sr)
-    total = 0.0
-    for a in range(0, len(e) - size + 1, size):
-        basis = np.stack([f(k * phase[a : a + size]) for k in harmonics for f in (np.cos, np.sin)], axis=1)
-        coef, *_ = np.linalg.lstsq(basis, e[a : a + size], rcond=None)
-        total += float(np.sum((basis @ coef) ** 2))
-    return total
-
-
-def reduction_db(clean, hummed, out, phase, harmonics):
-    return 10 * math.log10(hum_energy(out - clean, phase, harmonics) / hum_energy(hummed - clean, phase, harmonics))
-
-
-def sdr(ref, est):
-    err = np.sum((est - ref) ** 2)
-    return math.inf if err == 0 else 10 * math.log10(np.sum(ref**2) / err)
-
-
-def programme(rng, n, sr=SR):
-    """A stand-in for speech and music: tones off the hum lines plus coloured noise."""
-    t = np.arange(n) / sr
-    x = 0.1 * np.sin(2 * np.pi * 440 * t) + 0.05 * np.sin(2 * np.pi * 1234.5 * t)
-    noise = np.cumsum(rng.standard_normal(n)) * 0.002
-    noise -= np.convolve(noise, np.ones(801) / 801, mode="same")
-    return x + noise + 0.005 * rng.standard_normal(n)
-
-
-def quiet(fn, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
-
 
 # ----------------------------------------------------------------------------- estimates
 
@@ -175,48 +128,6 @@ def test_meter_shows_the_lines_brought_down_to_the_floor(rng):
     meter.push((clean + h)[None])
     again = meter.finish()[0]  # the same projection as the analysis (along the refined track)
     np.testing.assert_allclose(again[treated], a.level_db[0, treated], atol=0.05)
-
-
-# ----------------------------------------------------------------------------- erase
-
-
-def _band_power(x, freqs, sr=SR):
-    spec = np.abs(get_backend().rfft(x * np.hanning(len(x)))) ** 2
-    f = np.fft.rfftfreq(len(x), 1 / sr)
-    return np.array([spec[np.abs(f - c) < 0.5].sum() for c in freqs])
-
-
-def test_erase_removes_the_line_bins_and_keeps_the_rest(rng):
-    n = 4 * SR
-    t = np.arange(n) / SR
-    clean = 0.2 * np.sin(2 * np.pi * 440 * t) + 0.002 * rng.standard_normal(n)
-    h, _ = hum(50.0, n, amp=0.1, harmonics=(1, 2, 3))
-    x = clean + h
-    res = dehum(x, sr=SR, freq=50, method="erase")
-    lines = [50.0, 100.0, 150.0]
-    drop = 10 * np.log10(_band_power(res.output, lines) / _band_power(x, lines))
-    assert np.all(drop < -25)
-    assert 10 * np.log10(_band_power(res.output, [440.0]) / _band_power(x, [440.0]))[0] == pytest.approx(0, abs=0.05)
-    # away from the erased bands the output is the input
-    far = _band_power(res.output - clean, [300.0, 700.0, 2000.0])
-    assert np.all(far < 1e-6 * _band_power(x, [50.0]))
-
-
-def test_erase_width_and_window(rng):
-    n = 4 * SR
-    h, _ = hum(50.0, n, amp=0.1, harmonics=(1, 2))
-    x = h + 0.002 * rng.standard_normal(n)
-    a = analyze_hum(x, sr=SR, freq=50)
-    er = HumEraser(a)
-    assert (er.win_length, er.width_hz) == (16000, 4.0)
-    er = HumEraser(a, win_length=32000, width_hz=3.0)
-    assert (er.plan.hop_length, er.width_hz) == (8000, 3.0)
-    y = np.concatenate([er.push(x[None]), er.finish()], axis=1)
-    assert y.shape == (1, n)
-    with pytest.raises(ParameterError, match="at least 4 periods"):
-        HumEraser(a, win_length=1000)
-    with pytest.raises(ParameterError, match="width_hz must be a number of Hz > 0"):
-        HumEraser(a, width_hz=0)
 
 
 # ----------------------------------------------------------------------------- auto, streaming
@@ -331,18 +242,6 @@ def test_intermittent_signal_at_the_lines_is_averaged_out(rng):
     res = dehum(clean + h, sr=SR, freq=50)
     assert res.analysis.treated_harmonics == (1, 2, 3, 4, 5, 6)
     assert reduction_db(clean, clean + h, res.output, phase, range(1, 7)) <= -25
-
-
-def test_convolve_frames_is_a_centred_convolution(rng):
-    from audiokit.dsp.hum_track import convolve_frames, hann_kernel
-
-    for n in (1, 5, 33, 70, 600):
-        for width in (1, 3, 9, 65, 257):
-            a = rng.standard_normal((2, n)) + 1j * rng.standard_normal((2, n))
-            ker = hann_kernel(width)
-            half = len(ker) // 2
-            ref = np.array([np.convolve(row, ker)[half : half + n] for row in a])
-            np.testing.assert_allclose(convolve_frames(a, ker), ref, atol=1e-9)
 
 
 def test_float_rounding_is_not_taken_for_a_line():

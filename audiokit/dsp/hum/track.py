@@ -1,4 +1,4 @@
-r"""Building blocks of the mains-hum analysis (:mod:`audiokit.dsp.hum` tells the method).
+r"""Signal-reading building blocks of the hum analysis (:mod:`audiokit.dsp.hum` tells the method).
 
 Everything here works on blocks, so a file of any length is analysed in
 bounded memory:
@@ -10,13 +10,14 @@ bounded memory:
   (``x[n]·exp(-2πi·k·Φ[n])``) and decimates by ``B`` with a triangular kernel;
 * :class:`Framer` -- cuts the decimated stream into Hann-weighted frames;
 * :func:`search_offsets`, :func:`project` -- per-frame frequency search and
-  complex-amplitude projections;
-* :func:`kernel_smooth` and friends -- smoothing along the frame axis.
+  complex-amplitude projections.
+
+Smoothing along the frame axis is in :mod:`audiokit.dsp.hum.smoothing`.
 
 Decimated samples
 -----------------
 With ``B = round(sr / 200)`` samples per group, decimated sample ``j``
-(``j = 0 .. n // B - 2``) is the triangular-weighted sum
+(``j = 0 .. n_samples // B - 2``) is the triangular-weighted sum
 
 .. math::  d_k[j] = \sum_{i=0}^{2B-1} t[i]\, x[jB + i]\, e^{-2\pi i k Φ[jB+i]},
            \quad t[i] = \frac{\min(i, 2B-1-i) + 1/2}{B}
@@ -34,8 +35,34 @@ from collections.abc import Callable
 from math import log
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ..engine import get_backend
+from ...engine import get_backend
+
+__all__ = [
+    "DECIMATED_RATE",
+    "FUNDAMENTAL_STEP_HZ",
+    "LTS_MAX_SECONDS",
+    "LTS_MIN_SECONDS",
+    "MEDIAN_SPAN_HZ",
+    "PROBE_FRACTIONS",
+    "PROMINENCE_CAP_DB",
+    "PROMINENCE_DB",
+    "Demodulator",
+    "Framer",
+    "LongTermSpectrum",
+    "decimation_factor",
+    "find_fundamental",
+    "frame_geometry",
+    "frame_hop",
+    "frame_length",
+    "hann_positive",
+    "n_decimated",
+    "odd",
+    "project",
+    "prominence_db",
+    "search_offsets",
+]
 
 #: Target rate of the decimated, demodulated harmonics (Hz).
 DECIMATED_RATE = 200.0
@@ -48,11 +75,51 @@ PROMINENCE_DB = 6.0
 #: Cap of one harmonic's contribution to the harmonic sum (dB), so that one
 #: strong line cannot outvote all the others.
 PROMINENCE_CAP_DB = 30.0
+#: Candidate spacing of the harmonic-sum search (Hz), before the parabolic refinement.
+FUNDAMENTAL_STEP_HZ = 0.005
+#: Segment of the long-term spectrum: half the signal, clipped to this range (s).
+LTS_MIN_SECONDS = 1.0
+LTS_MAX_SECONDS = 4.0
+#: Width of the running median the prominence is measured against (Hz): ±10 Hz around each bin.
+MEDIAN_SPAN_HZ = 20.0
+
+_LTS_PADDING = 2  # segments are zero-padded to this many times their length (bin spacing sr/(2W))
+_LTS_GUARD_BINS = 2  # bins kept beyond fmax, so that interpolation at fmax has both neighbours
+_DYNAMIC_RANGE_DB = 150.0  # levels further than this under the spectrum's peak are raised to it (dB)
+_POWER_FLOOR = 1e-300  # power floor before the logarithm: no log(0)
+_DRIFT_ALLOWANCE = 0.002  # a harmonic's peak is looked for within ±0.2 % of its frequency ...
+_DRIFT_ALLOWANCE_BINS = 2  # ... plus this many bins
+_GRID_MAX_HARMONIC = 4  # the coarse offset grid uses the harmonics k <= 4 ...
+_GRID_MIN_HARMONICS = 2  # ... or, when there are none, the two lowest
+_GRID_STEP_HZ = 0.02  # coarse grid spacing of the offset δ of the fundamental (Hz) ...
+_GRID_STEP_AT_TOP_HZ = 0.1  # ... and at most this spacing at the highest grid harmonic (k·step, Hz)
+_PARABOLA_ROUNDS = 4  # parabolic refinements of δ after the grid ...
+_PARABOLA_SHRINK = 4  # ... each with a step this many times smaller
+
+
+def odd(n: int) -> int:
+    """The odd number ``n | 1``: ``n`` when odd, else ``n + 1`` (frames and median filters need a centre)."""
+    return n | 1
 
 
 def decimation_factor(sr: float) -> int:
     """Samples per decimation group: ``B = max(1, round(sr / 200))``."""
     return max(1, int(round(float(sr) / DECIMATED_RATE)))
+
+
+def n_decimated(n_samples: int, decim: int) -> int:
+    """Decimated samples a signal of ``n_samples`` gives: ``max(0, n_samples // B - 1)``."""
+    return max(0, n_samples // decim - 1)
+
+
+def frame_length(seconds: float, rate: float) -> int:
+    """Frame length in decimated samples: ``round(seconds·rate)``, made odd (:func:`odd`)."""
+    return odd(int(round(seconds * rate)))
+
+
+def frame_hop(seconds: float, rate: float) -> int:
+    """Hop in decimated samples: ``max(1, round(seconds·rate))``."""
+    return max(1, int(round(seconds * rate)))
 
 
 def hann_positive(n: int) -> np.ndarray:
@@ -64,37 +131,36 @@ def hann_positive(n: int) -> np.ndarray:
 
 
 class LongTermSpectrum:
-    """Welch average of ``|X|²`` over channels and frames, block by block.
+    """Welch average of ``|X|²`` over channels and segments, block by block.
 
     Parameters
     ----------
-    sr : float
+    sr : float > 0
         Sample rate (Hz).
-    n_total : int >= 1
-        Total length of the signal in samples (fixes the segment length).
+    n_samples : int >= 1
+        Length of the whole signal in samples per channel (fixes the segment length).
     fmax : float
         Highest frequency kept (Hz).
 
     Notes
     -----
-    Segments of ``W = clip(n_total/2, 1 s, 4 s)`` samples (periodic Hann,
-    hop ``W/2``) zero-padded to ``2W`` (bin spacing ``sr/(2W)``: 0.125 Hz for
-    4 s).  A signal shorter than ``W`` is one zero-padded segment; the tail
-    after the last full segment is not used.
+    Segments of ``W = clip(n_samples/2, 1 s, 4 s)`` samples (periodic Hann,
+    hop ``W/2``) zero-padded to ``n_fft = 2W`` (bin spacing ``df = sr/(2W)``:
+    0.125 Hz for 4 s).  A signal shorter than ``W`` is one zero-padded
+    segment; the tail after the last full segment is not used.
     """
 
-    def __init__(self, *, sr: float, n_total: int, fmax: float):
+    def __init__(self, *, sr: float, n_samples: int, fmax: float):
         self.sr = float(sr)
-        w = int(round(min(4.0, max(1.0, n_total / self.sr / 2.0)) * self.sr))
+        w = int(round(min(LTS_MAX_SECONDS, max(LTS_MIN_SECONDS, n_samples / self.sr / 2.0)) * self.sr))
         self.win = max(2, w - (w % 2))
         self.hop = self.win // 2
-        self.n_fft = 2 * self.win
-        self.n_bins = min(self.n_fft // 2 + 1, int(np.ceil(fmax * self.n_fft / self.sr)) + 2)
+        self.n_fft = _LTS_PADDING * self.win
+        self.n_bins = min(self.n_fft // 2 + 1, int(np.ceil(fmax * self.n_fft / self.sr)) + _LTS_GUARD_BINS)
         self._w = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(self.win) / self.win)
         self._buf: np.ndarray | None = None
         self._acc = np.zeros(self.n_bins)
         self._count = 0
-        self._seen = 0
         self._fft = get_backend()
 
     @property
@@ -105,7 +171,6 @@ class LongTermSpectrum:
     def push(self, block: np.ndarray) -> None:
         """Add samples ``(channels, n)``."""
         block = np.asarray(block, dtype=np.float64)
-        self._seen += block.shape[1]
         buf = block if self._buf is None else np.concatenate([self._buf, block], axis=1)
         start = 0
         while buf.shape[1] - start >= self.win:
@@ -128,17 +193,32 @@ class LongTermSpectrum:
 
 
 def prominence_db(power: np.ndarray, df: float) -> np.ndarray:
-    """``10·log10(P / median of P over ±10 Hz)`` per bin (floored 150 dB under the peak)."""
-    p = 10.0 * np.log10(np.maximum(power, 1e-300))
-    p = np.maximum(p, p.max() - 150.0)
-    size = max(3, int(round(20.0 / df)) | 1)
+    """Level of each bin over its surroundings (dB).
+
+    Parameters
+    ----------
+    power : np.ndarray, shape (n_bins,)
+        Power spectrum.
+    df : float
+        Bin spacing (Hz).
+
+    Returns
+    -------
+    np.ndarray, shape (n_bins,)
+        ``p - median(p over ±10 Hz)`` with ``p = 10·log10(P)``, floored
+        150 dB under its peak (so silence in part of the band does not make
+        every line prominent).
+    """
+    p = 10.0 * np.log10(np.maximum(power, _POWER_FLOOR))
+    p = np.maximum(p, p.max() - _DYNAMIC_RANGE_DB)
+    size = max(3, odd(int(round(MEDIAN_SPAN_HZ / df))))
     from scipy import ndimage  # lazy: keeps CLI start-up short
 
     return p - ndimage.median_filter(p, size=size, mode="nearest")
 
 
 def find_fundamental(
-    power: np.ndarray, df: float, *, lo: float, hi: float, kmax: int, fmax: float, step: float = 0.005
+    power: np.ndarray, df: float, *, lo: float, hi: float, kmax: int, fmax: float, step: float = FUNDAMENTAL_STEP_HZ
 ) -> tuple[float, float, np.ndarray]:
     """Harmonic-sum search of the fundamental in ``[lo, hi]`` Hz.
 
@@ -180,6 +260,7 @@ def find_fundamental(
     i = int(np.argmax(s))
     f0 = float(cands[i])
     if 0 < i < len(s) - 1:
+        # vertex of the parabola through the best candidate and its neighbours (at most one step away)
         a, b, c = s[i - 1], s[i], s[i + 1]
         den = a - 2 * b + c
         if den < 0:
@@ -189,7 +270,7 @@ def find_fundamental(
         f = k * f0
         if f > fmax:
             break
-        half = 0.002 * f + 2 * df
+        half = _DRIFT_ALLOWANCE * f + _DRIFT_ALLOWANCE_BINS * df
         a, b = int(np.floor((f - half) / df)), int(np.ceil((f + half) / df))
         seg = prom[max(0, a) : min(nb, b + 1)]
         if seg.size:
@@ -207,9 +288,9 @@ class Demodulator:
     ----------
     harmonics : sequence of int >= 1
         Harmonic numbers ``k`` (any increasing set).
-    channels : int
+    channels : int >= 1
     decim : int >= 1
-        Group length ``B``.
+        Group length ``B`` (samples).
     phase : callable
         ``phase(n) -> Φ[n]`` in cycles (float64) of the fundamental, for an
         int64 array of absolute sample indices.
@@ -219,11 +300,11 @@ class Demodulator:
     ``push(x)`` returns the decimated samples completed so far,
     ``(channels, K, j)`` complex64 (see the module docstring); the
     concatenation over pushes does not depend on the block sizes (the same
-    sums of the same products, bit for bit).  The last ``n mod B`` samples
-    and the last group are not covered.
+    sums of the same products, bit for bit).  The last ``n_samples mod B``
+    samples and the last group are not covered.
     """
 
-    def __init__(self, *, harmonics, channels: int, decim: int, phase: Callable[[np.ndarray], np.ndarray]):
+    def __init__(self, *, harmonics: ArrayLike, channels: int, decim: int, phase: Callable[[np.ndarray], np.ndarray]):
         self.harmonics = np.asarray(harmonics, dtype=np.int64)
         self.channels = int(channels)
         self.decim = int(decim)
@@ -251,6 +332,8 @@ class Demodulator:
         u.real = np.cos(ang)
         u.imag = -np.sin(ang)
         z = use * u
+        # each group gives its plain sum and its ramp-weighted sum; decimated sample j is the
+        # rising ramp of group j plus the falling ramp (sum - ramp) of group j + 1
         sums = np.empty((c, kk, groups), np.complex64)
         ramps = np.empty((c, kk, groups), np.complex64)
         k_now = 1
@@ -268,11 +351,6 @@ class Demodulator:
         return ramps[..., :-1] + sums[..., 1:] - ramps[..., 1:]
 
 
-def n_decimated(n_samples: int, decim: int) -> int:
-    """Decimated samples a signal of ``n_samples`` gives: ``max(0, n // B - 1)``."""
-    return max(0, n_samples // decim - 1)
-
-
 # ----------------------------------------------------------------------------- frames
 
 
@@ -281,12 +359,12 @@ class Framer:
 
     Parameters
     ----------
-    n_total : int >= 1
-        Decimated samples in the whole signal.
-    length : int (odd)
-        Frame length ``Ld`` in decimated samples.
+    n_samples : int >= 0
+        Decimated samples in the whole signal (:func:`n_decimated`).
+    length : int
+        Frame length ``Ld`` in decimated samples (made odd: :func:`odd`).
     hop : int >= 1
-        Hop ``Hd`` between frame centres.
+        Hop ``Hd`` between frame centres (decimated samples).
 
     Notes
     -----
@@ -297,14 +375,14 @@ class Framer:
     every instant is covered.
     """
 
-    def __init__(self, *, n_total: int, length: int, hop: int):
-        self.n_total = int(n_total)
-        self.length = int(length) | 1
+    def __init__(self, *, n_samples: int, length: int, hop: int):
+        self.n_samples = int(n_samples)
+        self.length = odd(int(length))
         self.half = self.length // 2
         self.hop = int(hop)
-        centres = list(range(0, self.n_total, self.hop))
-        if centres and self.n_total - 1 - centres[-1] > self.hop // 2:
-            centres.append(self.n_total - 1)
+        centres = list(range(0, self.n_samples, self.hop))
+        if centres and self.n_samples - 1 - centres[-1] > self.hop // 2:
+            centres.append(self.n_samples - 1)
         self.centres = np.asarray(centres, dtype=np.int64)
         self.window = hann_positive(self.length)
         self._buf: np.ndarray | None = None
@@ -319,7 +397,7 @@ class Framer:
     def weights(self, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Window weights and decimated indices of ``frames``: ``(G, idx)``, both ``(nm, Ld)``."""
         idx = self.centres[frames, None] + np.arange(-self.half, self.half + 1)
-        valid = (idx >= 0) & (idx < self.n_total)
+        valid = (idx >= 0) & (idx < self.n_samples)
         return np.where(valid, self.window, 0.0), idx
 
     def push(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -333,7 +411,7 @@ class Framer:
         buf = np.concatenate([self._buf, d], axis=-1)
         end = self._start + buf.shape[-1]
         done = []
-        while self._next < self.n_frames and min(self.centres[self._next] + self.half, self.n_total - 1) < end:
+        while self._next < self.n_frames and min(self.centres[self._next] + self.half, self.n_samples - 1) < end:
             done.append(self._next)
             self._next += 1
         frames = np.asarray(done, dtype=np.int64)
@@ -341,7 +419,7 @@ class Framer:
             _, idx = self.weights(frames)
             rel = np.clip(idx - self._start, 0, buf.shape[-1] - 1)
             data = buf[..., rel]
-            data[..., (idx < 0) | (idx >= self.n_total)] = 0
+            data[..., (idx < 0) | (idx >= self.n_samples)] = 0
         else:
             data = np.zeros(buf.shape[:-1] + (0, self.length), buf.dtype)
         keep = self.centres[self._next] - self.half if self._next < self.n_frames else end
@@ -354,17 +432,33 @@ class Framer:
 # ----------------------------------------------------------------------------- per-frame maths
 
 
-def frame_geometry(framer: Framer, frames: np.ndarray, decim: int, sr: float):
-    """Weights, normalisation, knot times and offsets of ``frames``.
+def frame_geometry(
+    framer: Framer, frames: np.ndarray, decim: int, sr: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Weights, normalisation, times and sample offsets of ``frames``.
+
+    Parameters
+    ----------
+    framer : Framer
+    frames : np.ndarray, shape (nm,), int
+        Frame indices.
+    decim : int
+        Group length ``B`` (samples).
+    sr : float
+        Sample rate (Hz).
 
     Returns
     -------
-    G : (nm, Ld) window weights
-    norm : (nm,) ``2 / (B·ΣG)`` -- turns a weighted sum of decimated samples
-        into the peak amplitude of a real sinusoid
-    t : (nm,) frame time (s): the weighted centroid of the window,
-        ``Σ G·p_j / ΣG / sr`` with ``p_j = (j+1)·B - 1/2``
-    tau : (nm, Ld) time of each decimated sample relative to ``t`` (s)
+    G : np.ndarray, shape (nm, Ld)
+        Window weights.
+    norm : np.ndarray, shape (nm,)
+        ``2 / (B·ΣG)``: turns a weighted sum of decimated samples into the
+        peak amplitude of a real sinusoid.
+    t : np.ndarray, shape (nm,)
+        Frame time (s): the weighted centroid of the window,
+        ``Σ G·p_j / ΣG / sr`` with ``p_j = (j+1)·B - 1/2``.
+    tau : np.ndarray, shape (nm, Ld)
+        Time of each decimated sample relative to ``t`` (s).
     """
     g, idx = framer.weights(frames)
     pos = ((idx + 1) * decim - 0.5) / sr
@@ -398,17 +492,18 @@ def search_offsets(
 
     ``J(δ) = Σ_c Σ_k w_k |Σ_l G_l d_ck[l] e^{-2πi k δ l / rate}|²`` (``l``: index
     in the frame; a time origin elsewhere changes the phase of each term, not
-    ``J``): a grid over ``[-max_offset, max_offset]`` with the harmonics
-    ``k <= 4`` (or the two lowest) over ``offsets``, then four parabolic
-    refinements with all of them (clipped to ``offsets``).
+    ``J``): a grid over ``offsets`` with the harmonics ``k <= 4`` (or the two
+    lowest), spaced ``min(0.02, 0.1/k_max)`` Hz, then four parabolic
+    refinements with all of them, the step divided by 4 each time (clipped
+    to ``offsets``).
 
     Parameters
     ----------
-    data : (C, K, nm, Ld) complex
+    data : np.ndarray, shape (C, K, nm, Ld), complex
         Frames demodulated at the reference frequency.
-    g : (nm, Ld)
+    g : np.ndarray, shape (nm, Ld)
         Window weights (:func:`frame_geometry`).
-    harmonics, weights : (K,)
+    harmonics, weights : np.ndarray, shape (K,)
         Harmonic numbers and their weights (>= 0).
     rate : float
         Decimated sample rate (Hz).
@@ -417,23 +512,23 @@ def search_offsets(
 
     Returns
     -------
-    delta : (nm,) float64
+    delta : np.ndarray, shape (nm,), float64
     """
     c, _, nm, ld = data.shape
     if nm == 0:
         return np.zeros(0)
     wd = (data * g).astype(np.complex64)
     lags = (np.arange(ld) - ld // 2) / rate
-    low = harmonics <= 4
+    low = harmonics <= _GRID_MAX_HARMONIC
     if not low.any():
         low = np.zeros(len(harmonics), bool)
-        low[: min(2, len(harmonics))] = True
+        low[: min(_GRID_MIN_HARMONICS, len(harmonics))] = True
     kl = harmonics[low].astype(float)
-    step = min(0.02, 0.1 / float(kl.max()))
+    step = min(_GRID_STEP_HZ, _GRID_STEP_AT_TOP_HZ / float(kl.max()))
     lo, hi = offsets
     grid = np.arange(lo, hi + step / 2, step) if hi > lo else np.array([lo])
     val = np.zeros((nm, len(grid)))
-    for k, w, d in zip(kl, weights[low], np.moveaxis(wd[:, low], 1, 0)):
+    for k, w, d in zip(kl, weights[low], np.moveaxis(wd[:, low], 1, 0), strict=True):
         e = np.exp(-2j * np.pi * k * np.outer(lags, grid)).astype(np.complex64)  # (Ld, grid)
         v = d.reshape(c * nm, ld) @ e
         val += w * (v.real**2 + v.imag**2).reshape(c, nm, -1).sum(axis=0)
@@ -444,33 +539,36 @@ def search_offsets(
         v = np.einsum("ckmj,kmj->ckm", wd, ph)
         return np.einsum("k,ckm->m", weights, v.real**2 + v.imag**2)
 
-    for _ in range(4):
+    for _ in range(_PARABOLA_ROUNDS):
         a, b, cc = energy(best - step), energy(best), energy(best + step)
         den = a - 2 * b + cc
         ok = den < 0
         off = np.where(ok, 0.5 * (a - cc) / np.where(ok, den, -1.0), 0.0)
         best = np.clip(best + np.clip(off, -1, 1) * step, lo, hi)
-        step /= 4
+        step /= _PARABOLA_SHRINK
     return best
 
 
-def project(data: np.ndarray, g: np.ndarray, norm: np.ndarray, tau: np.ndarray, probes: np.ndarray):
+def project(
+    data: np.ndarray, g: np.ndarray, norm: np.ndarray, tau: np.ndarray, probes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Complex amplitude of each line and the noise floor beside it, per frame.
 
     Parameters
     ----------
-    data : (C, K, nm, Ld) complex
+    data : np.ndarray, shape (C, K, nm, Ld), complex
         Frames demodulated along the final phase.
-    g, norm, tau : from :func:`frame_geometry`
-    probes : (P,) float
+    g, norm, tau : np.ndarray
+        From :func:`frame_geometry`.
+    probes : np.ndarray, shape (P,), float
         Offsets (Hz) at which the floor is read.
 
     Returns
     -------
-    v : (C, K, nm) complex128
+    v : np.ndarray, shape (C, K, nm), complex128
         ``norm · Σ_j G_j d[j]``: the peak amplitude ``A·e^{iθ}`` of a line
         ``A·cos(2πkΦ + θ)`` (unbiased when the line follows ``Φ``).
-    r : (C, K, nm) float64
+    r : np.ndarray, shape (C, K, nm), float64
         Noise power at the line: the median over the probes of
         ``|norm · Σ_j G_j d[j] e^{-2πi·o·τ_j}|²``, divided by ``ln 2`` (the
         median of an exponential variable is ``ln 2`` times its mean).
@@ -483,69 +581,3 @@ def project(data: np.ndarray, g: np.ndarray, norm: np.ndarray, tau: np.ndarray, 
     pr = np.einsum("ckmj,pmj->ckmp", wd, e, optimize=True) * norm[:, None]
     r = np.median(pr.real**2 + pr.imag**2, axis=-1) / log(2.0)
     return v, r
-
-
-# ----------------------------------------------------------------------------- smoothing along frames
-
-
-def hann_kernel(width_frames: float, *, exclude: float = 0.0) -> np.ndarray:
-    """``cos²(π l / W)`` for ``|l| < W/2`` frames (odd length), zeroed for ``|l| < exclude``."""
-    half = max(0, int(np.ceil(width_frames / 2.0)) - 1)
-    lags = np.arange(-half, half + 1, dtype=float)
-    ker = np.cos(np.pi * lags / max(width_frames, 1e-9)) ** 2
-    ker[np.abs(lags) >= width_frames / 2.0] = 0.0
-    if half == 0:
-        ker[:] = 1.0
-    ker[np.abs(lags) < exclude] = 0.0
-    return ker
-
-
-def convolve_frames(a: np.ndarray, ker: np.ndarray) -> np.ndarray:
-    """Convolve along the last axis with a centred odd kernel, zeros outside (same length)."""
-    if a.shape[-1] == 0:
-        return a.copy()
-    n = a.shape[-1]
-    if len(ker) > 2 * n - 1:  # lags beyond the signal meet only zeros
-        cut = len(ker) // 2 - (n - 1)
-        ker = ker[cut : len(ker) - cut]
-    if n <= 512:  # a banded matrix product: one call instead of a loop over the taps
-        pad = len(ker) // 2
-        lag = pad + np.arange(n)[None, :] - np.arange(n)[:, None]
-        mat = np.where((lag >= 0) & (lag < len(ker)), ker[np.clip(lag, 0, len(ker) - 1)], 0.0)
-        return a @ mat
-    if len(ker) < 64:
-        pad = len(ker) // 2
-        ap = np.concatenate([np.zeros(a.shape[:-1] + (pad,), a.dtype), a, np.zeros(a.shape[:-1] + (pad,), a.dtype)], -1)
-        out = np.zeros(a.shape, np.result_type(a.dtype, np.float64))
-        n = a.shape[-1]
-        for i, w in enumerate(ker[::-1]):
-            if w:
-                out += w * ap[..., i : i + n]
-        return out
-    from scipy.signal import fftconvolve  # lazy: scipy.signal costs ~0.4 s of CLI start-up
-
-    full = fftconvolve(a, ker.reshape((1,) * (a.ndim - 1) + (-1,)), mode="full", axes=-1)
-    pad = len(ker) // 2
-    return full[..., pad : pad + a.shape[-1]]
-
-
-def kernel_smooth(y: np.ndarray, w: np.ndarray, ker: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted kernel average along frames: ``Σ_l ker_l w y / Σ_l ker_l w``; returns ``(mean, Σ ker w)``."""
-    num = convolve_frames(y * w, ker)
-    den = convolve_frames(w, ker)
-    tiny = np.finfo(float).tiny
-    return num / np.maximum(den, tiny), den
-
-
-def overlap_factor(window: np.ndarray, hop: int) -> float:
-    """``Σ_l ρ(l)``: how much overlapping frames inflate the variance of an average of white-noise projections.
-
-    ``ρ(l) = Σ_j g_j g_{j+l·hop} / Σ_j g_j²``.
-    """
-    total = float(np.dot(window, window))
-    s = 1.0
-    lag = hop
-    while lag < len(window):
-        s += 2.0 * float(np.dot(window[:-lag], window[lag:])) / total
-        lag += hop
-    return s

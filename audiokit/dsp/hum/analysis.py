@@ -1,0 +1,485 @@
+"""Measure the hum: :func:`analyze_hum` (in memory) and :func:`analyze_hum_blocks` (block by block).
+
+The analysis is a sequence of named steps passing one :class:`_AnalysisState`
+(the method is told in :mod:`audiokit.dsp.hum`):
+
+1. :func:`_estimate_f0` -- pass 1: long-term spectrum, harmonic-sum search of
+   the reference frequency ``f_ref`` (choosing 50 or 60 Hz with ``auto``);
+2. :func:`_track_drift` -- pass 2: per-frame offset of the fundamental from the
+   prominent harmonics, integrated into the phase deviation ``ψ``;
+3. :func:`_measure_lines` -- pass 3: complex amplitude and noise floor of every
+   harmonic in every 1 s and 0.5 s frame, along the tracked phase;
+4. :func:`~audiokit.dsp.hum.fit.refine_phase` -- ``ψ`` corrected from the
+   phase residuals of all harmonics;
+5. :func:`~audiokit.dsp.hum.fit.choose_spans` -- span of the amplitude
+   average per harmonic, by cross-validation;
+6. :func:`~audiokit.dsp.hum.fit.average_amplitudes` -- robust average of the
+   amplitudes over the chosen span (1 s or 0.5 s frames, whichever spreads
+   less) and its noise variance;
+7. :func:`~audiokit.dsp.hum.fit.detect` -- which harmonics are treated.
+
+Steps 1-3 read the signal (``blocks()`` is called once by each); steps 4-7
+work on the frame arrays only (:mod:`audiokit.dsp.hum.fit`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ...errors import ParameterError
+from ...validate import check_int, check_real
+from .fit import SPANS, average_amplitudes, choose_spans, detect, refine_phase
+from .model import FRAME_SECONDS, HOP_SECONDS, SHORT_FRAME_SECONDS, SHORT_HOP_SECONDS, HumAnalysis, PhaseSpline, power_db
+from .track import (
+    PROBE_FRACTIONS,
+    PROMINENCE_DB,
+    Demodulator,
+    Framer,
+    LongTermSpectrum,
+    decimation_factor,
+    find_fundamental,
+    frame_geometry,
+    frame_hop,
+    frame_length,
+    n_decimated,
+    project,
+    search_offsets,
+)
+
+__all__ = [
+    "AUTO_NOMINALS",
+    "BLOCK_SIZE",
+    "DEFAULT_THRESHOLD_DB",
+    "MAX_HARMONICS",
+    "MIN_SECONDS",
+    "NOMINAL_TOLERANCE",
+    "NYQUIST_MARGIN_HZ",
+    "analyze_hum",
+    "analyze_hum_blocks",
+    "as_2d",
+]
+
+#: Nominal mains frequencies tried by ``freq=None`` (auto), Hz.
+AUTO_NOMINALS = (50.0, 60.0)
+#: Half-width of the search around a given nominal frequency, relative.
+NOMINAL_TOLERANCE = 0.01
+#: Highest harmonic considered by default.
+MAX_HARMONICS = 40
+#: Detection threshold: amplitude power over its noise-only variance (dB).
+DEFAULT_THRESHOLD_DB = 8.0
+#: Shortest signal analysed (s); shorter input is passed through with a warning.
+MIN_SECONDS = 0.5
+#: Harmonics stop this far below the Nyquist frequency (Hz).
+NYQUIST_MARGIN_HZ = 5.0
+#: Samples per block of the in-memory entry points (the analysis does not depend on it).
+BLOCK_SIZE = 1 << 16
+
+_MIN_SEARCH_HALF_WIDTH_HZ = 0.05  # the search window is at least ±0.05 Hz wide around the nominal
+_FMAX_MARGIN_HZ = 5.0  # the long-term spectrum reaches this far above the highest harmonic (Hz)
+_MAX_TRACKED = 12  # at most this many harmonics (the most prominent) steer the drift search
+_SEARCH_WIDENING = 0.5  # the drift search reaches this fraction of the window's width beyond it
+# warnings are raised in a step: stacklevel counts the step, analyze_hum_blocks, its caller
+# (analyze_hum, the CLI) and the caller's caller (user code calling analyze_hum)
+_STACKLEVEL = 4
+
+
+# ----------------------------------------------------------------------------- parameter checks
+
+
+def _check_sr(sr: object) -> int:
+    return check_int(sr, "sr", minimum=1, message="sr must be a whole number of Hz > 0, got {value!r}")
+
+
+def _window(f: float) -> tuple[float, float]:
+    half = max(NOMINAL_TOLERANCE * f, _MIN_SEARCH_HALF_WIDTH_HZ)
+    return f - half, f + half
+
+
+def _search_windows(freq: object, sr: int) -> list[tuple[float, float, float]]:
+    """``[(nominal, lo, hi), ...]``: the nominal frequencies to try and their search windows (Hz)."""
+    nyq = sr / 2.0
+    if freq is None:
+        below = [(f,) + _window(f) for f in AUTO_NOMINALS if _window(f)[1] < nyq]
+        return below or [(AUTO_NOMINALS[0],) + _window(AUTO_NOMINALS[0])]
+    f = check_real(freq, "freq", message="freq must be a frequency in Hz or None (auto), got {value!r}")
+    if not 0 < f < nyq:
+        raise ParameterError(f"freq must be > 0 and below the Nyquist frequency {nyq:g} Hz, got {f:g} Hz")
+    return [(f,) + _window(f)]
+
+
+def _check_harmonics(harmonics: object) -> int:
+    if harmonics is None:
+        return MAX_HARMONICS
+    return check_int(harmonics, "harmonics", minimum=1)
+
+
+def _check_threshold(threshold_db: object) -> float:
+    return check_real(threshold_db, "threshold_db", message="threshold_db must be a finite number of dB, got {value!r}")
+
+
+def as_2d(x: ArrayLike) -> tuple[np.ndarray, bool]:
+    """``x`` as ``(channels, n)`` float samples and whether it was 1-D; ParameterError for other shapes, NaN, Inf."""
+    x = np.asarray(x)
+    if x.ndim not in (1, 2) or not np.issubdtype(x.dtype, np.floating):
+        raise ParameterError(f"x must be a float array shaped (n,) or (channels, n), got {x.dtype} {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ParameterError("x contains NaN or Inf samples")
+    return (x[None, :], True) if x.ndim == 1 else (x, False)
+
+
+# ----------------------------------------------------------------------------- entry points
+
+
+def analyze_hum(
+    x: np.ndarray,
+    *,
+    sr: int,
+    freq: float | None = None,
+    harmonics: int | None = None,
+    threshold_db: float = DEFAULT_THRESHOLD_DB,
+    block_size: int = BLOCK_SIZE,
+) -> HumAnalysis:
+    """Measure the mains hum of a signal held in memory.
+
+    Parameters
+    ----------
+    x : np.ndarray, shape (n,) or (channels, n), float
+        Samples, full scale ±1.
+    sr : int > 0
+        Sample rate (Hz).
+    freq : float or None
+        Nominal fundamental (Hz): the estimate is searched within ±1 % of it.
+        None: try 50 and 60 Hz (:data:`AUTO_NOMINALS`) and keep the better.
+    harmonics : int >= 1 or None
+        Highest harmonic considered (default :data:`MAX_HARMONICS`), capped
+        :data:`NYQUIST_MARGIN_HZ` below the Nyquist frequency.  Only the
+        harmonics that pass the detection are treated.
+    threshold_db : float
+        Detection threshold (dB; see :mod:`audiokit.dsp.hum`).
+    block_size : int >= 1
+        Samples per block of the passes (the result does not depend on it).
+
+    Returns
+    -------
+    HumAnalysis
+
+    Raises
+    ------
+    ParameterError
+        Bad ``x``, ``sr``, ``freq``, ``harmonics`` or ``threshold_db``.
+
+    Warns
+    -----
+    UserWarning
+        Input shorter than :data:`MIN_SECONDS`, no harmonic below the Nyquist
+        frequency, ``harmonics`` above it, or no hum found.
+    """
+    x2, _ = as_2d(x)
+    block_size = check_int(block_size, "block_size", minimum=1)
+    n = x2.shape[1]
+
+    def blocks() -> Iterator[np.ndarray]:
+        for i in range(0, n, block_size):
+            yield x2[:, i : i + block_size]
+
+    return analyze_hum_blocks(
+        blocks, sr=sr, channels=x2.shape[0], n_samples=n, freq=freq, harmonics=harmonics, threshold_db=threshold_db
+    )
+
+
+def analyze_hum_blocks(
+    blocks: Callable[[], Iterable[np.ndarray]],
+    *,
+    sr: int,
+    channels: int,
+    n_samples: int,
+    freq: float | None = None,
+    harmonics: int | None = None,
+    threshold_db: float = DEFAULT_THRESHOLD_DB,
+) -> HumAnalysis:
+    """Measure the mains hum of a signal read block by block (three passes).
+
+    Parameters
+    ----------
+    blocks : callable
+        ``blocks()`` returns a fresh iterable of consecutive blocks shaped
+        ``(channels, n_i)`` covering the whole signal; it is called three
+        times.
+    sr, freq, harmonics, threshold_db
+        As :func:`analyze_hum`.
+    channels : int >= 1
+    n_samples : int >= 0
+        Total length (samples per channel); the blocks must add up to it.
+
+    Returns
+    -------
+    HumAnalysis
+    """
+    state = _AnalysisState.checked(sr, channels, n_samples, freq, harmonics, threshold_db)
+    if not _measurable(state) or not _estimate_f0(state, blocks):
+        return state.empty()
+    _track_drift(state, blocks)
+    _measure_lines(state, blocks)
+    refine_phase(state)
+    choose_spans(state)
+    average_amplitudes(state)
+    detect(state)
+    return _result(state)
+
+
+# ----------------------------------------------------------------------------- the state
+
+
+def _none() -> np.ndarray:
+    return np.zeros(0)
+
+
+@dataclass(eq=False)
+class _AnalysisState:
+    """What the steps of :func:`analyze_hum_blocks` pass on.
+
+    The request (checked) comes first; each step fills the fields listed under
+    its name.  ``C`` channels, ``K`` harmonics, ``M`` 1 s frames, ``M2`` short
+    frames; "rows" are the ``C·K`` (channel, harmonic) pairs, channel-major.
+    """
+
+    # the request
+    sr: int
+    channels: int
+    n_samples: int
+    auto: bool
+    windows: list[tuple[float, float, float]]  # (nominal, lo, hi) Hz per nominal tried
+    kmax_req: int
+    harmonics_given: bool
+    threshold_db: float
+    nominal: float = 0.0  # Hz; the first window's until _estimate_f0 chooses
+    search: tuple[float, float] = (0.0, 0.0)  # Hz
+    # _estimate_f0
+    f_ref: float = 0.0  # Hz
+    prominence: np.ndarray = field(default_factory=_none)  # (K,) dB, long-term prominence of each harmonic
+    harmonics: np.ndarray = field(default_factory=_none)  # (K,) 1..K
+    decim: int = 1  # samples per decimated sample
+    rate: float = 0.0  # decimated rate, sr / decim (Hz)
+    length: int = 1  # 1 s frame length (decimated samples, odd)
+    hop: int = 1  # hop between 1 s frames (decimated samples)
+    # _track_drift
+    tracked: np.ndarray = field(default_factory=_none)  # harmonic numbers that steered the search
+    times: np.ndarray = field(default_factory=_none)  # (M,) frame times (s)
+    psi: np.ndarray = field(default_factory=_none)  # (M,) phase deviation (cycles); refined by refine_phase
+    # _measure_lines
+    v: np.ndarray = field(default_factory=_none)  # (C, K, M) complex peak amplitudes, 1 s frames
+    r: np.ndarray = field(default_factory=_none)  # (C, K, M) noise power beside each line
+    v_short: np.ndarray = field(default_factory=_none)  # (C, K, M2), 0.5 s frames
+    r_short: np.ndarray = field(default_factory=_none)
+    times_short: np.ndarray = field(default_factory=_none)  # (M2,) s
+    hop_short: int = 1  # decimated samples
+    signal_power: np.ndarray = field(default_factory=_none)  # (C,) mean square of each channel
+    # refine_phase: v, r, v_short, r_short as rows, turned by the phase correction, noise floored
+    rot: np.ndarray = field(default_factory=_none)  # (rows, M) complex
+    rr: np.ndarray = field(default_factory=_none)  # (rows, M)
+    rot_short: np.ndarray = field(default_factory=_none)  # (rows, M2) complex
+    rr_short: np.ndarray = field(default_factory=_none)
+    # choose_spans
+    choice: np.ndarray = field(default_factory=_none)  # (rows,) index into SPANS
+    # average_amplitudes
+    amplitudes: np.ndarray = field(default_factory=_none)  # (rows, M) complex
+    power: np.ndarray = field(default_factory=_none)  # (rows,) mean |A|²
+    noise: np.ndarray = field(default_factory=_none)  # (rows,) what the noise alone would give it
+    # detect
+    snr_db: np.ndarray = field(default_factory=_none)  # (C, K)
+    treated: np.ndarray = field(default_factory=_none)  # (C, K) bool
+
+    @classmethod
+    def checked(
+        cls, sr: object, channels: int, n_samples: int, freq: object, harmonics: object, threshold_db: object
+    ) -> _AnalysisState:
+        """The request, each parameter checked (ParameterError)."""
+        sr = _check_sr(sr)
+        windows = _search_windows(freq, sr)
+        kmax_req = _check_harmonics(harmonics)
+        threshold_db = _check_threshold(threshold_db)
+        nominal, lo, hi = windows[0]
+        return cls(
+            sr=sr, channels=int(channels), n_samples=int(n_samples), auto=freq is None, windows=windows,
+            kmax_req=kmax_req, harmonics_given=harmonics is not None, threshold_db=threshold_db, nominal=nominal,
+            search=(lo, hi),
+        )
+
+    def highest_harmonic(self, hi: float) -> int:
+        """Highest harmonic of a fundamental up to ``hi`` Hz considered: capped by the request and below Nyquist."""
+        return min(self.kmax_req, max(int(math.floor((self.sr / 2.0 - NYQUIST_MARGIN_HZ) / hi)), 0))
+
+    @property
+    def hop_s(self) -> float:
+        """Hop between 1 s frames (s)."""
+        return self.hop / self.rate
+
+    def empty(self) -> HumAnalysis:
+        """Nothing measured: no harmonic (the signal passes through)."""
+        return HumAnalysis.empty(
+            sr=self.sr, channels=self.channels, n_samples=self.n_samples, nominal=self.nominal, auto=self.auto,
+            search=self.search, threshold_db=self.threshold_db,
+        )
+
+
+# ----------------------------------------------------------------------------- the steps
+
+
+def _measurable(s: _AnalysisState) -> bool:
+    """Some harmonic lies below the Nyquist frequency and the signal is long enough (else warn)."""
+    lo, hi = s.search
+    if max(s.highest_harmonic(w[2]) for w in s.windows) < 1:
+        warnings.warn(
+            f"no harmonic of {lo:g}..{hi:g} Hz lies below the Nyquist frequency {s.sr / 2:g} Hz: nothing to remove",
+            stacklevel=_STACKLEVEL,
+        )
+        return False
+    if s.n_samples < MIN_SECONDS * s.sr:
+        warnings.warn(
+            f"the signal lasts {s.n_samples / s.sr:.3g} s, too short to measure hum (< {MIN_SECONDS:g} s): nothing removed",
+            stacklevel=_STACKLEVEL,
+        )
+        return False
+    return True
+
+
+def _estimate_f0(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) -> bool:
+    """Pass 1: long-term spectrum, then the reference frequency (the best-scoring window when auto).
+
+    Sets ``nominal``, ``search``, ``f_ref``, ``prominence``, ``harmonics`` and
+    the frame grid; False (with a warning) when the signal is silent.
+    """
+    sr = s.sr
+    fmax_all = min(sr / 2.0, max(s.highest_harmonic(w[2]) * w[2] for w in s.windows) + _FMAX_MARGIN_HZ)
+    lts = LongTermSpectrum(sr=sr, n_samples=s.n_samples, fmax=fmax_all)
+    for block in blocks():
+        lts.push(block)
+    power = lts.finish()
+    if not np.any(power > 0):
+        warnings.warn("the signal is silent: no hum to remove", stacklevel=_STACKLEVEL)
+        return False
+    best = None
+    for nom, w_lo, w_hi in s.windows:
+        k_w = s.highest_harmonic(w_hi)
+        if k_w < 1:
+            continue
+        f_w = min(sr / 2.0, k_w * w_hi + _FMAX_MARGIN_HZ)
+        found = find_fundamental(power, lts.df, lo=w_lo, hi=w_hi, kmax=k_w, fmax=f_w)
+        if best is None or found[1] > best[1][1]:
+            best = ((nom, w_lo, w_hi, k_w), found)
+    (s.nominal, lo, hi, kmax), (s.f_ref, _, s.prominence) = best  # type: ignore[misc]
+    s.search = (lo, hi)
+    if s.harmonics_given and s.kmax_req > kmax:
+        warnings.warn(
+            f"harmonics above {kmax} would reach the Nyquist frequency {sr / 2:g} Hz; considering 1..{kmax}",
+            stacklevel=_STACKLEVEL,
+        )
+    s.harmonics = np.arange(1, kmax + 1)
+    s.decim = decimation_factor(sr)
+    s.rate = sr / s.decim
+    s.length = frame_length(FRAME_SECONDS, s.rate)
+    s.hop = frame_hop(HOP_SECONDS, s.rate)
+    return True
+
+
+def _framer(s: _AnalysisState) -> Framer:
+    return Framer(n_samples=n_decimated(s.n_samples, s.decim), length=s.length, hop=s.hop)
+
+
+def _track_drift(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) -> None:
+    """Pass 2: offset of the fundamental per 1 s frame from the harmonics that stand out, integrated into ``ψ``.
+
+    Sets ``tracked``, ``times`` and ``psi``: ``ψ[m] = Σ_{i<m} (δ_i + δ_{i+1})/2 · (t_{i+1} - t_i)``
+    (trapezoids, cycles).
+    """
+    sr, lo, hi, prom = s.sr, s.search[0], s.search[1], s.prominence
+    strong = np.flatnonzero(prom >= PROMINENCE_DB)
+    strong = strong[np.argsort(-prom[strong])][:_MAX_TRACKED]
+    s.tracked = track_k = np.sort(s.harmonics[strong])
+    framer = _framer(s)
+    _, _, times, _ = frame_geometry(framer, np.arange(framer.n_frames), s.decim, sr)
+    delta = np.zeros(framer.n_frames)
+    if track_k.size:
+        margin = _SEARCH_WIDENING * (hi - lo) / 2.0
+        weights = 10.0 ** (prom[track_k - 1] / 10.0) - 1.0
+        step = s.f_ref / sr
+        dem = Demodulator(harmonics=track_k, channels=s.channels, decim=s.decim, phase=lambda n: n * step)
+        offsets = (lo - margin - s.f_ref, hi + margin - s.f_ref)
+        for block in blocks():
+            frames, data = framer.push(dem.push(block))
+            if frames.size:
+                g, _, _, _ = frame_geometry(framer, frames, s.decim, sr)
+                delta[frames] = search_offsets(data, g, track_k, weights, rate=s.rate, offsets=offsets)
+        # a frame whose best fit lies outside the window is following something else (a note
+        # beside a line): its offset is interpolated from the frames that stay inside
+        inside = (s.f_ref + delta >= lo) & (s.f_ref + delta <= hi)
+        if inside.any():
+            delta = np.interp(times, times[inside], delta[inside])
+        else:
+            delta = np.clip(delta, lo - s.f_ref, hi - s.f_ref)
+    psi = np.zeros(len(times))
+    if len(times) > 1:
+        psi[1:] = np.cumsum(0.5 * (delta[1:] + delta[:-1]) * np.diff(times))
+    s.times, s.psi = times, psi
+
+
+def _measure_lines(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) -> None:
+    """Pass 3: amplitude and floor of every harmonic along the tracked phase, in 1 s and 0.5 s frames.
+
+    Sets ``v``, ``r`` (1 s frames), ``v_short``, ``r_short``, ``times_short``,
+    ``hop_short`` (0.5 s frames: speech at a line comes and goes within a
+    second) and ``signal_power``; the floor is read at
+    ``±(0.12, 0.16, 0.20, 0.24)·f_ref`` from each line.
+    """
+    sr, decim, channels, kmax = s.sr, s.decim, s.channels, len(s.harmonics)
+    spline = PhaseSpline(s.times, s.psi)
+    step = s.f_ref / sr
+    dem = Demodulator(harmonics=s.harmonics, channels=channels, decim=decim, phase=lambda n: n * step + spline(n / sr))
+    framer = _framer(s)
+    probes = s.f_ref * np.array([sign * p for p in PROBE_FRACTIONS for sign in (1.0, -1.0)])
+    v = np.zeros((channels, kmax, framer.n_frames), complex)
+    r = np.zeros((channels, kmax, framer.n_frames))
+    short = Framer(n_samples=framer.n_samples, length=frame_length(SHORT_FRAME_SECONDS, s.rate),
+                   hop=frame_hop(SHORT_HOP_SECONDS, s.rate))
+    _, _, times2, _ = frame_geometry(short, np.arange(short.n_frames), decim, sr)
+    v2 = np.zeros((channels, kmax, short.n_frames), complex)
+    r2 = np.zeros((channels, kmax, short.n_frames))
+    energy = np.zeros(channels)
+    for block in blocks():
+        block = np.asarray(block)
+        energy += np.einsum("cn,cn->c", block, block, dtype=np.float64) if block.size else 0.0
+        d = dem.push(block)
+        frames, data = framer.push(d)
+        if frames.size:
+            g, norm, _, tau = frame_geometry(framer, frames, decim, sr)
+            v[:, :, frames], r[:, :, frames] = project(data, g, norm, tau, probes)
+        frames, data = short.push(d)
+        if frames.size:
+            g, norm, _, tau = frame_geometry(short, frames, decim, sr)
+            v2[:, :, frames], r2[:, :, frames] = project(data, g, norm, tau, probes)
+    s.v, s.r, s.v_short, s.r_short, s.times_short, s.hop_short = v, r, v2, r2, times2, short.hop
+    s.signal_power = energy / max(s.n_samples, 1)
+
+
+def _result(s: _AnalysisState) -> HumAnalysis:
+    """The :class:`HumAnalysis` of the state; warns when no harmonic is treated."""
+    channels, n_k, m = s.channels, len(s.harmonics), s.v.shape[-1]
+    analysis = HumAnalysis(
+        sr=s.sr, channels=channels, n_samples=s.n_samples, nominal=s.nominal, auto=s.auto, search=s.search,
+        f_ref=float(s.f_ref), harmonics=s.harmonics.astype(np.int64), times=s.times, psi=s.psi,
+        amplitudes=s.amplitudes.reshape(channels, n_k, m), treated=s.treated,
+        level_db=power_db(np.mean(np.abs(s.v) ** 2, axis=-1)), floor_db=power_db(np.mean(s.r, axis=-1)),
+        snr_db=s.snr_db, span_s=np.asarray(SPANS)[s.choice].reshape(channels, n_k),
+        tracked=tuple(int(k) for k in s.tracked), threshold_db=s.threshold_db,
+    )
+    if not analysis.found:
+        where = "near 50 or 60 Hz" if s.auto else f"near {s.nominal:g} Hz"
+        warnings.warn(f"no hum found {where} (no harmonic {s.threshold_db:g} dB above its noise): nothing removed",
+                      stacklevel=_STACKLEVEL)
+    return analysis

@@ -1,0 +1,202 @@
+"""Steps 4-7 of the hum analysis, on the frame arrays (no pass over the signal).
+
+Each step takes the ``_AnalysisState`` that passes 1-3 filled
+(:mod:`audiokit.dsp.hum.analysis`) and adds its fields:
+
+* :func:`refine_phase` -- ``ψ`` corrected from the phase residuals of all harmonics;
+* :func:`choose_spans` -- span of the amplitude average per harmonic, by cross-validation;
+* :func:`average_amplitudes` -- robust average of the amplitudes and the variance the noise alone would give it;
+* :func:`detect` -- which harmonics are treated.
+
+The rows (channel, harmonic) are independent but for the phase refinement,
+which sums over them; they are handled :data:`_ROW_CHUNK` at a time so that
+the temporaries stay small for long signals.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .model import SHORT_FRAME_SECONDS, power_db
+from .smoothing import convolve_frames, hann_kernel, kernel_smooth, overlap_factor, robust_average, sandwich_variance
+from .track import hann_positive, odd
+
+if TYPE_CHECKING:
+    from .analysis import _AnalysisState
+
+__all__ = ["REFINE_SPAN", "SPANS", "average_amplitudes", "choose_spans", "detect", "refine_phase"]
+
+#: Candidate spans (s) of the amplitude average, chosen per harmonic.
+SPANS = (2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+#: Span of the average used while refining the phase track (s).
+REFINE_SPAN = 8.0
+
+_REFINE_ROUNDS = 3
+_REFINE_LIMIT = 0.02  # cycles per round
+_REFINE_SLOPE = 0.02  # Hz per round
+_PILOT_ROUNDS = 3  # reweighting rounds of the pilot average whose residuals weight the span cross-validation
+_ROBUST_ROUNDS = 6  # reweighting rounds of the amplitude average itself
+_PRECISION_FLOOR = 1e-9  # lowest line power measured, relative to the signal's mean power
+_GAP_RELIEF_DB = 3.0  # detection threshold relief for a harmonic between two treated ones
+_SPAN_TOLERANCE = 1.3  # a span this much worse than the best in cross-validation is still preferred if longer
+_LOW_HARMONICS = 3  # hum shows its fundamental, or at least _MIN_SERIES harmonics with one among the first three
+_MIN_SERIES = 2
+_ROW_CHUNK = 16  # (channel, harmonic) rows processed together: bounds the temporaries
+
+
+def _chunks(s: _AnalysisState) -> list[slice]:
+    """The rows in slices of :data:`_ROW_CHUNK`."""
+    n = s.channels * len(s.harmonics)
+    return [slice(i, min(i + _ROW_CHUNK, n)) for i in range(0, n, _ROW_CHUNK)]
+
+
+def refine_phase(s: _AnalysisState) -> None:
+    """Correct ``ψ`` from the phase residuals of all harmonics, :data:`_REFINE_ROUNDS` times.
+
+    ``Δψ[m] = Σ w·k·∠(v_k·conj(v̄_k)) / (2π Σ w·k²)`` with ``w = |v̄_k|²/r_k``
+    (``v̄_k``: :data:`REFINE_SPAN` average); each round may shift the phase
+    by at most :data:`_REFINE_LIMIT` cycles and bend the frequency by at most
+    :data:`_REFINE_SLOPE` Hz.  Sets ``rot``, ``rr``, ``rot_short``,
+    ``rr_short`` (the measurements as rows, turned by the correction) and
+    ``psi``.
+    """
+    tiny = np.finfo(float).tiny
+    m, m2, times = s.v.shape[-1], s.v_short.shape[-1], s.times
+    rot = s.v.reshape(-1, m).copy()
+    rr = np.maximum(s.r.reshape(-1, m), tiny)
+    rot2 = s.v_short.reshape(-1, m2).copy()
+    rr2 = np.maximum(s.r_short.reshape(-1, m2), tiny)
+    kk = np.tile(s.harmonics.astype(float), s.channels)[:, None]
+    chunks = _chunks(s)
+    psi = s.psi.copy()
+    ker = hann_kernel(REFINE_SPAN / s.hop_s)
+    for _ in range(_REFINE_ROUNDS):
+        num, den = np.zeros(m), np.zeros(m)
+        for c in chunks:
+            mean, _ = kernel_smooth(rot[c], 1.0 / rr[c], ker)
+            w = (mean.real**2 + mean.imag**2) / rr[c]
+            num += np.sum(w * kk[c] * np.angle(rot[c] * np.conj(mean)), axis=0)
+            den += np.sum(w * kk[c] ** 2, axis=0)
+        dpsi = np.where(den > 0, num / np.maximum(den, tiny), 0.0) / (2 * np.pi)
+        # a correction, not a new track: each round may shift the phase by at most
+        # _REFINE_LIMIT cycles and bend the frequency by at most _REFINE_SLOPE Hz
+        steps = np.clip(np.diff(dpsi), -_REFINE_SLOPE * np.diff(times), _REFINE_SLOPE * np.diff(times))
+        dpsi = np.clip(dpsi[:1], -_REFINE_LIMIT, _REFINE_LIMIT) + np.concatenate([[0.0], np.cumsum(steps)])
+        psi += dpsi
+        rot2 *= np.exp(-2j * np.pi * kk * np.interp(s.times_short, times, dpsi))
+        for c in chunks:
+            rot[c] *= np.exp(-2j * np.pi * kk[c] * dpsi)
+    s.rot, s.rr, s.rot_short, s.rr_short, s.psi = rot, rr, rot2, rr2, psi
+
+
+def choose_spans(s: _AnalysisState) -> None:
+    """Span of the amplitude average per row, by cross-validation over the 1 s frames.
+
+    Each frame is predicted by the :data:`SPANS` averages of the frames that
+    share at most half its window, weighted by ``1/(r + |v - v̄|²)`` (``v̄``:
+    pilot average over :data:`REFINE_SPAN`); the longest span whose mean
+    squared prediction error is within :data:`_SPAN_TOLERANCE` of the best
+    is chosen (the hum is stationary; the scores are noisy).  Sets ``choice``.
+    """
+    tiny = np.finfo(float).tiny
+    exclude = int(np.ceil(s.length / s.hop / 2.0))  # frames sharing over half their window
+    ker = hann_kernel(REFINE_SPAN / s.hop_s)
+    choice = np.zeros(s.rot.shape[0], np.int64)
+    for c in _chunks(s):
+        y, rc = s.rot[c], s.rr[c]
+        mean0, _ = robust_average(y, rc, ker, rounds=_PILOT_ROUNDS)
+        w0 = 1.0 / (rc + np.abs(y - mean0) ** 2)
+        scores = []
+        for span in SPANS:
+            pred, den = kernel_smooth(y, w0, hann_kernel(span / s.hop_s, exclude=exclude))
+            ok = den > 0
+            err = np.where(ok, w0 * np.abs(y - pred) ** 2, 0.0).sum(-1)
+            tot = np.where(ok, w0, 0.0).sum(-1)
+            scores.append(np.where(tot > 0, err / np.maximum(tot, tiny), np.inf))
+        sc = np.stack(scores)
+        # the hum is stationary: the longest span whose score is within _SPAN_TOLERANCE of the best
+        ok_span = sc <= sc.min(axis=0) * _SPAN_TOLERANCE
+        choice[c] = len(SPANS) - 1 - np.argmax(ok_span[::-1], axis=0)
+    s.choice = choice
+
+
+def average_amplitudes(s: _AnalysisState) -> None:
+    """Robust average of each row over its span, and the variance the noise alone would give it.
+
+    ``A = Σ ker·w·v / Σ ker·w`` with ``w = 1/(r + |v - A|²)``
+    (:data:`_ROBUST_ROUNDS` reweightings).  The same average over the short
+    frames replaces it (interpolated to the 1 s frame times) where its spread
+    (``κ·Σ ker² w² |v - A|² / (Σ ker w)²``, ``κ`` the overlap factor of the
+    frames) is the smaller: a steady partial beside a line leaks into short
+    frames and shows there as a large residual.  Sets ``amplitudes``,
+    ``power = mean_m |A|²`` (of the 1 s average) and
+    ``noise = mean_m κ·Σ ker² w² r / (Σ ker w)²``.
+    """
+    tiny = np.finfo(float).tiny
+    rot, rr, rot2, rr2 = s.rot, s.rr, s.rot_short, s.rr_short
+    m, times, hop_s = rot.shape[-1], s.times, s.hop_s
+    hop2_s = s.hop_short / s.rate
+    kappa = overlap_factor(hann_positive(s.length), s.hop)
+    # the short frames' window and hop, computed from the 1 s hop as they always were: bit for bit
+    # the short framer's, but for sample rates where 0.5·rate is an exact half-integer (e.g. 203 Hz)
+    kappa2 = overlap_factor(hann_positive(max(1, odd(int(round(SHORT_FRAME_SECONDS * s.hop / hop_s))))),
+                            max(1, int(round(s.hop * hop2_s / hop_s))))
+    power, noise = np.zeros(rot.shape[0]), np.zeros(rot.shape[0])
+    amps = np.zeros_like(rot)
+    for c in _chunks(s):
+        pick = s.choice[c]
+        rows = np.arange(c.start, c.stop)
+        for i, span in enumerate(SPANS):
+            sel = rows[pick == i]
+            if not sel.size:
+                continue
+            kx = hann_kernel(span / hop_s)
+            mean, w = robust_average(rot[sel], rr[sel], kx, rounds=_ROBUST_ROUNDS)
+            amps[sel] = mean
+            if rot2.shape[-1] >= 2 and m >= 1:
+                kx2 = hann_kernel(span / hop2_s)
+                mean2, w2 = robust_average(rot2[sel], rr2[sel], kx2, rounds=_ROBUST_ROUNDS)
+                s1 = kappa * np.mean(sandwich_variance(rot[sel], mean, w, kx), axis=-1)
+                s2 = kappa2 * np.mean(sandwich_variance(rot2[sel], mean2, w2, kx2), axis=-1)
+                use = s2 < s1
+                if use.any():
+                    mi = (np.array([np.interp(times, s.times_short, z) for z in mean2[use].real])
+                          + 1j * np.array([np.interp(times, s.times_short, z) for z in mean2[use].imag]))
+                    amps[sel[use]] = mi
+            den = convolve_frames(w, kx)
+            var = convolve_frames(w**2 * rr[sel], kx**2)
+            power[sel] = np.mean(mean.real**2 + mean.imag**2, axis=-1)
+            noise[sel] = np.mean(kappa * var / np.maximum(den, tiny) ** 2, axis=-1)
+    s.amplitudes, s.power, s.noise = amps, power, noise
+
+
+def detect(s: _AnalysisState) -> None:
+    """Which harmonics (per channel) are treated.  Sets ``snr_db`` and ``treated``.
+
+    ``snr_db = 10·log10(power / noise)``, the noise floored at
+    :data:`_PRECISION_FLOOR` times the channel's mean power; treated when
+    ``snr_db >= threshold_db``, or ``threshold_db - 3 dB`` between two
+    treated neighbours (:data:`_GAP_RELIEF_DB`); and only in a channel that
+    shows its fundamental, or at least two treated harmonics of which one is
+    among the first three (a held note's partials can sit on ``k·f0`` far up).
+    """
+    tiny = np.finfo(float).tiny
+    n_k = len(s.harmonics)
+    # the demodulation runs in float32: its rounding, some 100 dB under the signal, is not
+    # white and does not average out, so nothing that far down counts as a line
+    noise = np.maximum(s.noise, _PRECISION_FLOOR * np.repeat(np.asarray(s.signal_power, float), n_k))
+    snr = np.where(s.power > 0, power_db(s.power / np.maximum(noise, tiny)), -np.inf).reshape(s.channels, n_k)
+    treated = snr >= s.threshold_db
+    # a gap in a detected series: a harmonic whose two neighbours are treated needs less
+    if n_k >= 3:
+        gap = np.zeros_like(treated)
+        gap[:, 1:-1] = treated[:, :-2] & treated[:, 2:]
+        treated |= gap & (snr >= s.threshold_db - _GAP_RELIEF_DB)
+    # a held note's partials can sit on k·f0: hum shows its fundamental, or at least two
+    # harmonics of which one is among the first three
+    low = treated[:, : min(_LOW_HARMONICS, n_k)].any(axis=1)
+    plausible = treated[:, 0] | ((treated.sum(axis=1) >= _MIN_SERIES) & low)
+    treated[~plausible] = False
+    s.snr_db, s.treated = snr, treated
