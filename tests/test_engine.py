@@ -28,12 +28,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from numpy.lib.stride_tricks import as_strided
 
 import audiokit.engine as engine
 from audiokit.engine import available_backends, get_backend
-from audiokit.engine.base import ALIGNMENT, RealPlan, aligned_zeros
+from audiokit.engine.base import ALIGNMENT, SIMD_ROW_ALIGNMENT, RealPlan, aligned_length, aligned_zeros
 from audiokit.engine.fallback import NumpyBackend, ScipyBackend
 from audiokit.errors import ParameterError
 
@@ -97,7 +96,7 @@ def hermitian_full(half: np.ndarray, n: int) -> np.ndarray:
     return full
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def naive_case(n: int):
     """Fixed inputs of length n and their naive DFT-matrix references.
 
@@ -188,7 +187,7 @@ def test_backends_agree(n, dtype, rng):
     results = {name: (b.rfft(x), b.irfft(b.rfft(x), n), b.fft(x)) for name, b in _BACKENDS.items()}
     names = sorted(results)
     for other in names[1:]:
-        for got, ref in zip(results[other], results[names[0]]):
+        for got, ref in zip(results[other], results[names[0]], strict=True):
             assert got.dtype == ref.dtype
             assert np.all(rel_err(got, ref) <= tol), (other, names[0])
 
@@ -557,6 +556,20 @@ def test_aligned_zeros():
         a = aligned_zeros(shape, dt)
         assert a.ctypes.data % ALIGNMENT == 0 and a.flags.c_contiguous and a.dtype == dt
         assert a.shape == (shape if isinstance(shape, tuple) else (shape,)) and not a.any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("alignment", [ALIGNMENT, SIMD_ROW_ALIGNMENT])
+def test_aligned_length(dtype, alignment):
+    isz = np.dtype(dtype).itemsize
+    for length in (0, 1, 2, 3, 255, 256, 257, 400, 1001):
+        got = aligned_length(length, isz, alignment)
+        assert got >= length and got * isz % alignment == 0 and (got - length) * isz < alignment
+        # every row of an aligned (rows, got) buffer starts on an aligned boundary
+        a = aligned_zeros((3, max(got, 1)), dtype)
+        assert all(a[i].ctypes.data % alignment == 0 for i in range(3)) or got == 0
+    assert aligned_length(257, 8, SIMD_ROW_ALIGNMENT) == 260  # 257 complex64 spectra -> 2080-byte rows
+    assert aligned_length(400, 4) == 400 and aligned_length(401, 4) == 416
 
 
 def test_fftw_real_plans_are_cached_and_shared(rng):

@@ -52,18 +52,28 @@ import importlib
 import os
 import threading
 
-from audiokit.engine.base import FftBackend, RealPlan, aligned_zeros
+from audiokit.engine.base import (
+    ALIGNMENT,
+    SIMD_ROW_ALIGNMENT,
+    FftBackend,
+    RealPlan,
+    aligned_length,
+    aligned_zeros,
+)
 from audiokit.engine.fallback import NumpyBackend, ScipyBackend
 from audiokit.errors import ParameterError
 
 __all__ = [
+    "ALIGNMENT",
     "BACKEND_NAMES",
     "ENV_BACKEND",
     "ENV_THREADS",
+    "SIMD_ROW_ALIGNMENT",
     "FftBackend",
     "NumpyBackend",
     "RealPlan",
     "ScipyBackend",
+    "aligned_length",
     "aligned_zeros",
     "available_backends",
     "get_backend",

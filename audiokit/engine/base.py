@@ -46,11 +46,34 @@ from __future__ import annotations
 import operator
 import threading
 from abc import ABC, abstractmethod
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from audiokit.errors import ParameterError
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = [
+    "ALIGNMENT",
+    "SIMD_ROW_ALIGNMENT",
+    "Direction",
+    "FftBackend",
+    "Kind",
+    "RealPlan",
+    "aligned_length",
+    "aligned_zeros",
+    "as_batch",
+    "check_bound_arrays",
+    "check_n",
+    "check_rows",
+    "complex_of",
+    "plan_precision",
+    "precision_of",
+    "resolve_n",
+]
 
 Kind = Literal["rfft", "irfft", "fft", "ifft"]
 Direction = Literal["forward", "inverse"]
@@ -117,7 +140,7 @@ def complex_of(precision: np.dtype) -> np.dtype:
 ALIGNMENT = 64
 
 
-def aligned_zeros(shape: int | tuple[int, ...], dtype: object) -> np.ndarray:
+def aligned_zeros(shape: int | tuple[int, ...], dtype: npt.DTypeLike) -> np.ndarray:
     """A zero-filled C-contiguous array whose data starts on an :data:`ALIGNMENT`-byte boundary."""
     dt = np.dtype(dtype)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -127,7 +150,41 @@ def aligned_zeros(shape: int | tuple[int, ...], dtype: object) -> np.ndarray:
     return raw[start : start + nbytes].view(dt).reshape(shape)
 
 
-def check_n(n: object, *, func: str) -> int:
+#: Row alignment, in bytes, that FFTW's SIMD codelets need for *every* row of a
+#: batched transform (32 bytes: one AVX register).  A batch whose rows are not all
+#: aligned (e.g. 257 complex64 = 2056-byte rows) is planned without them, about
+#: 20% slower; :func:`aligned_length` pads such rows.
+SIMD_ROW_ALIGNMENT = 32
+
+
+def aligned_length(length: int, itemsize: int, alignment: int = ALIGNMENT) -> int:
+    """Smallest item count ``>= length`` whose size in bytes is a multiple of ``alignment``.
+
+    Pads the rows of a batch buffer so that, in an :func:`aligned_zeros`
+    array, every row starts on an ``alignment``-byte boundary (FFTW uses its
+    SIMD codelets for a batch only when all rows are aligned).
+
+    Parameters
+    ----------
+    length : int >= 0
+        Items per row.
+    itemsize : int > 0
+        Bytes per item (4, 8 or 16 for float32, float64/complex64, complex128).
+    alignment : int > 0
+        Bytes, a multiple of ``itemsize``; default :data:`ALIGNMENT` (64), or
+        :data:`SIMD_ROW_ALIGNMENT` (32) for the spectra rows of a batch.
+
+    Returns
+    -------
+    int
+        ``ceil(length / step) * step`` items, ``step = max(1, alignment // itemsize)``;
+        e.g. 257 complex64 (8 bytes) -> 260 for 32-byte rows.
+    """
+    step = max(1, alignment // itemsize)
+    return -(-length // step) * step
+
+
+def check_n(n: Any, *, func: str) -> int:
     """Validate a transform length: a positive integer (bool refused).
 
     Raises
@@ -171,7 +228,7 @@ def resolve_n(a: np.ndarray, n: object, *, func: str) -> int:
     return m
 
 
-def check_rows(rows: object, *, func: str) -> int:
+def check_rows(rows: Any, *, func: str) -> int:
     """Validate a plan's row count: a positive integer (bool refused)."""
     if isinstance(rows, (bool, np.bool_)):
         raise ParameterError(f"{func}: rows must be a positive integer, got {rows!r}")
@@ -184,7 +241,7 @@ def check_rows(rows: object, *, func: str) -> int:
     return value
 
 
-def plan_precision(dtype: object, *, func: str) -> np.dtype:
+def plan_precision(dtype: Any, *, func: str) -> np.dtype:
     """Real working precision of a plan: float32 (also for complex64) or float64 (also complex128)."""
     try:
         dt = np.dtype(dtype)
@@ -251,7 +308,7 @@ class RealPlan:
         Free slot, see above (initially None).
     """
 
-    __slots__ = ("n", "rows", "dtype", "direction", "input", "output", "scale", "lock", "owner")
+    __slots__ = ("direction", "dtype", "input", "lock", "n", "output", "owner", "rows", "scale")
 
     def __init__(self, n: int, rows: int, dtype: np.dtype, direction: Direction,
                  inbuf: np.ndarray, outbuf: np.ndarray):
@@ -271,7 +328,7 @@ class RealPlan:
         """Transform ``input[:rows]`` (default: all rows) into ``output[:rows]`` and return that view."""
         raise NotImplementedError
 
-    def __enter__(self) -> RealPlan:
+    def __enter__(self) -> Self:
         self.lock.acquire()
         return self
 

@@ -45,12 +45,24 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from audiokit.engine import wisdom as _wisdom
-from audiokit.engine.base import Direction, FftBackend, RealPlan, complex_of
+from audiokit.engine.base import (
+    ALIGNMENT,
+    SIMD_ROW_ALIGNMENT,
+    Direction,
+    FftBackend,
+    RealPlan,
+    aligned_length,
+    complex_of,
+)
 from audiokit.errors import ParameterError
+
+__all__ = ["PLANNER_EFFORTS", "FftwBackend"]
 
 PLANNER_EFFORTS = ("FFTW_ESTIMATE", "FFTW_MEASURE", "FFTW_PATIENT", "FFTW_EXHAUSTIVE")
 
@@ -76,8 +88,18 @@ class _Kernel:
     """Scratch buffers and the plans of one (kind, n, precision)."""
 
     __slots__ = (
-        "kind", "n", "rows_max", "inbuf", "outbuf", "plans", "nbytes",
-        "_pyfftw", "_direction", "_flags", "_threads", "_timelimit",
+        "_direction",
+        "_flags",
+        "_pyfftw",
+        "_threads",
+        "_timelimit",
+        "inbuf",
+        "kind",
+        "n",
+        "nbytes",
+        "outbuf",
+        "plans",
+        "rows_max",
     )
 
     def __init__(self, pyfftw, kind: str, n: int, prec: np.dtype, *, block_bytes: int,
@@ -96,8 +118,8 @@ class _Kernel:
         pad = prec == np.float32
         self.inbuf = _row_aligned_zeros(pyfftw, self.rows_max, n_in, in_dtype, pad)
         self.outbuf = _row_aligned_zeros(pyfftw, self.rows_max, n_out, out_dtype, pad)
-        self.nbytes = self.inbuf.base.nbytes + self.outbuf.base.nbytes
-        self.plans: dict[int, object] = {}
+        self.nbytes = _allocated_bytes(self.inbuf) + _allocated_bytes(self.outbuf)
+        self.plans: dict[int, Any] = {}  # rows -> bound execute of a pyfftw.FFTW
         self._pyfftw = pyfftw
         self._direction = direction
         flags = [effort]
@@ -121,15 +143,15 @@ class _Kernel:
         return plan, True
 
 
-#: Row stride, in bytes, of the forward spectra of an FFTW RealPlan (see _FftwRealPlan._out_buffer).
-_ROW_ALIGN = 32
+def _allocated_bytes(a: np.ndarray) -> int:
+    """Bytes of the buffer behind the view ``a`` (padding included)."""
+    return a.nbytes if a.base is None else a.base.nbytes
 
 
 def _row_aligned_zeros(pyfftw, rows: int, width: int, dtype: np.dtype, pad: bool = True) -> np.ndarray:
     """Zeroed ``(rows, width)`` view of an aligned buffer; with ``pad`` its rows start on 32-byte boundaries."""
-    isz = np.dtype(dtype).itemsize
-    padded = -(-width * isz // _ROW_ALIGN) * _ROW_ALIGN // isz if pad else width
-    return pyfftw.zeros_aligned((rows, padded), dtype=dtype, n=64)[:, :width]
+    padded = aligned_length(width, np.dtype(dtype).itemsize, SIMD_ROW_ALIGNMENT) if pad else width
+    return pyfftw.zeros_aligned((rows, padded), dtype=dtype, n=ALIGNMENT)[:, :width]
 
 
 class _FftwRealPlan(RealPlan):
@@ -144,7 +166,7 @@ class _FftwRealPlan(RealPlan):
     planning never touches data the caller has written.
     """
 
-    __slots__ = ("nbytes", "plans", "_runners", "_full", "_edges", "_backend", "_flags", "_fftw_dir", "_padded_out")
+    __slots__ = ("_backend", "_edges", "_fftw_dir", "_flags", "_full", "_padded_out", "_runners", "nbytes", "plans")
 
     def __init__(self, backend: FftwBackend, direction: Direction, n: int, rows: int, prec: np.dtype,
                  effort: str):
@@ -158,8 +180,8 @@ class _FftwRealPlan(RealPlan):
         self._fftw_dir = "FFTW_FORWARD" if direction == "forward" else "FFTW_BACKWARD"
         # c2r destroys its input anyway (FFTW's default); r2c preserves it
         self._flags = (effort,) if direction == "forward" else (effort, "FFTW_DESTROY_INPUT")
-        self.plans: dict[int, object] = {}
-        self._runners: dict[int, object] = {}  # k rows -> execute of the plan covering them
+        self.plans: dict[int, Any] = {}  # rows -> pyfftw.FFTW
+        self._runners: dict[int, Callable[[], Any]] = {}  # k rows -> execute of the plan covering them
         fftw = self._new_fftw(self.input, self.output)
         self.input.fill(0)  # FFTW_MEASURE ran transforms on them
         self.output.fill(0)
@@ -183,9 +205,8 @@ class _FftwRealPlan(RealPlan):
         """
         if not self._padded_out:
             return pyfftw.zeros_aligned(shape, dtype=dtype)
-        isz = np.dtype(dtype).itemsize
-        width = -(-shape[-1] * isz // _ROW_ALIGN) * _ROW_ALIGN // isz
-        return pyfftw.zeros_aligned(shape[:-1] + (width,), dtype=dtype, n=64)[..., : shape[-1]]
+        width = aligned_length(shape[-1], np.dtype(dtype).itemsize, SIMD_ROW_ALIGNMENT)
+        return pyfftw.zeros_aligned(shape[:-1] + (width,), dtype=dtype, n=ALIGNMENT)[..., : shape[-1]]
 
     def _new_fftw(self, inbuf: np.ndarray, outbuf: np.ndarray):
         b = self._backend
@@ -236,7 +257,7 @@ class _FftwRealPlan(RealPlan):
 class _FftwBoundPlan(RealPlan):
     """FFTW plan on caller arrays (:meth:`FftBackend.plan_on`): one ``pyfftw.FFTW`` on them."""
 
-    __slots__ = ("_exec", "_edges")
+    __slots__ = ("_edges", "_exec")
 
     def __init__(self, backend: FftwBackend, direction: Direction, n: int, rows: int, prec: np.dtype,
                  inbuf: np.ndarray, outbuf: np.ndarray, effort: str):
@@ -322,7 +343,8 @@ class FftwBackend(FftBackend):
         self.max_kernels = int(max_kernels)
         self.max_cache_bytes = int(max_cache_bytes)
         self.wisdom = wisdom
-        self._kernels: OrderedDict[tuple, _Kernel] = OrderedDict()
+        # one LRU for the copying kernels and the zero-copy plans (keys start with 'plan')
+        self._kernels: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._cache_bytes = 0
         self._lock = threading.Lock()
 

@@ -32,6 +32,7 @@ directory is assumed to be per machine.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import tempfile
@@ -87,10 +88,8 @@ def _read_file(path: Path) -> tuple[bytes, bytes, bytes] | None:
 def _import(pyfftw, path: Path) -> None:
     parts = _read_file(path)
     if parts is not None:
-        try:
+        with contextlib.suppress(Exception):  # wisdom is optional, never fatal
             pyfftw.import_wisdom(parts)
-        except Exception:  # noqa: BLE001 - wisdom is optional, never fatal
-            pass
 
 
 def load_wisdom(pyfftw) -> None:
@@ -167,7 +166,7 @@ def save_wisdom(pyfftw, *, path: Path | None = None) -> bool:
             _import(pyfftw, path)  # merge another process's wisdom (unless oversized)
             current = tuple(pyfftw.export_wisdom())
             payload = {"format": _FORMAT, "fftw_version": str(pyfftw.fftw_version)}
-            payload.update({k: v.decode("ascii") for k, v in zip(_KEYS, current)})
+            payload.update({k: v.decode("ascii") for k, v in zip(_KEYS, current, strict=False)})
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp_name = tempfile.mkstemp(prefix=".fftw-wisdom-", dir=path.parent)
             with os.fdopen(fd, "w", encoding="ascii") as fh:
