@@ -8,7 +8,16 @@ import librosa
 import numpy as np
 import pytest
 
-from audiokit.dsp.scaling import db_to_magnitude, db_to_power, magnitude, power, rescale_db, to_db
+from audiokit.dsp.scaling import (
+    AMIN,
+    DB_FACTOR,
+    db_to_magnitude,
+    db_to_power,
+    magnitude,
+    power,
+    rescale_db,
+    to_db,
+)
 from audiokit.errors import ParameterError
 
 
@@ -110,6 +119,9 @@ def test_rescale_db_equals_global(rng, top_db):
     [
         ({"kind": "energy"}, r"kind must be one of power, magnitude; got 'energy'"),
         ({"amin": 0.0}, r"amin must be a number > 0, got 0.0"),
+        ({"amin": True}, r"amin must be a number > 0, got True"),
+        ({"top_db": True}, r"top_db must be a number >= 0 or None, got True"),
+        ({"ref": float("inf")}, r"ref must be a number > 0 or 'max', got inf"),
         ({"top_db": -1.0}, r"top_db must be a number >= 0 or None, got -1.0"),
         ({"ref": "min"}, r"ref must be a number > 0 or 'max', got 'min'"),
     ],
@@ -122,3 +134,14 @@ def test_to_db_errors(kwargs, match):
 def test_rescale_db_errors():
     with pytest.raises(ParameterError, match=r"ref_db must be a number or 'max', got 'peak'"):
         rescale_db(np.ones(3), ref_db="peak")
+
+
+def test_one_floor_table_and_db_factor():
+    """AMIN floors |X|**2 and |X| at the same level, -100 dB; DB_FACTOR turns log10 into dB."""
+    assert AMIN == {"power": 1e-10, "magnitude": 1e-5} and DB_FACTOR == {"power": 10.0, "magnitude": 20.0}
+    for kind in ("power", "magnitude"):
+        assert DB_FACTOR[kind] * np.log10(AMIN[kind]) == pytest.approx(-100.0)
+        assert to_db(np.zeros(2), kind=kind, top_db=None).tolist() == [-100.0, -100.0]
+    import audiokit.dsp.stft as stft
+
+    assert (stft.AMIN_POWER, stft.AMIN_MAGNITUDE) == (AMIN["power"], AMIN["magnitude"])

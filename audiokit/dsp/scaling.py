@@ -5,8 +5,9 @@ Conventions
 * power ``P = |X|**2``, computed as ``re**2 + im**2`` (no square root);
   magnitude ``|X| = sqrt(P)``.
 * decibels: ``10*log10(P / ref_power) == 20*log10(|X| / ref_magnitude)``.
-  Values are floored at ``amin`` first (``1e-10`` for power, ``1e-5`` for
-  magnitude, both -100 dB), so silence gives a finite value, never -inf:
+  Values are floored at ``amin`` first (default :data:`AMIN`: ``1e-10`` for
+  power, ``1e-5`` for magnitude, both -100 dB), so silence gives a finite
+  value, never -inf:
 
       power:      dB = 10*log10(max(amin, P)) - 10*log10(max(amin, ref))
       magnitude:  dB = 20*log10(max(amin, M)) - 20*log10(max(amin, |ref|))
@@ -30,17 +31,45 @@ rescale_db(to_db(S, ref=1.0, top_db=None), ref_db='max', top_db=t)``.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 import numpy as np
 
 from ..errors import ParameterError
+from ..validate import check_choice, is_real
+
+__all__ = [
+    "AMIN",
+    "DB_FACTOR",
+    "KINDS",
+    "Kind",
+    "db_to_magnitude",
+    "db_to_power",
+    "magnitude",
+    "power",
+    "rescale_db",
+    "to_db",
+]
 
 Kind = Literal["power", "magnitude"]
 KINDS: tuple[str, ...] = get_args(Kind)
 
-#: Default floors (both -100 dB).
-AMIN = {"power": 1e-10, "magnitude": 1e-5}
+AMIN: dict[str, float] = {"power": 1e-10, "magnitude": 1e-5}
+"""Default floor applied before a log, per kind of value: the one table of the package.
+
+``AMIN["power"]`` floors a power ``|X|**2`` (unit: squared input unit, e.g.
+full-scale**2) and ``AMIN["magnitude"]`` a magnitude ``|X|`` (input unit); both
+are -100 dB (``10*log10(1e-10) == 20*log10(1e-5)``).  Used by :func:`to_db`,
+the STFT/mel log (:class:`audiokit.dsp.stft.StftStream`,
+:func:`audiokit.dsp.mel.log_melspectrogram`) and the CLI.
+"""
+
+DB_FACTOR: dict[str, float] = {"power": 10.0, "magnitude": 20.0}
+"""Decibels per decade of the value: ``dB = DB_FACTOR[kind] * log10(value / ref)``.
+
+10 for a power (``|X|**2``), 20 for a magnitude (``|X|``), so that both give
+the same dB for the same signal.
+"""
 
 
 def power(X: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
@@ -71,14 +100,13 @@ def magnitude(X: np.ndarray) -> np.ndarray:
     return np.sqrt(P, out=P)
 
 
-def _check_kind(kind: str) -> str:
-    if kind not in KINDS:
-        raise ParameterError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
-    return kind
+def _check_kind(kind: str) -> Kind:
+    check_choice(kind, "kind", KINDS, message="{name} must be one of {allowed}; got {value!r}")
+    return cast(Kind, kind)
 
 
 def _check_amin(amin: float) -> float:
-    if not (isinstance(amin, (int, float, np.floating, np.integer)) and np.isfinite(amin) and amin > 0):
+    if not (is_real(amin) and np.isfinite(amin) and amin > 0):
         raise ParameterError(f"amin must be a number > 0, got {amin!r}")
     return float(amin)
 
@@ -86,7 +114,7 @@ def _check_amin(amin: float) -> float:
 def _check_top_db(top_db: float | None) -> float | None:
     if top_db is None:
         return None
-    if not (isinstance(top_db, (int, float, np.floating, np.integer)) and np.isfinite(top_db) and top_db >= 0):
+    if not (is_real(top_db) and np.isfinite(top_db) and top_db >= 0):
         raise ParameterError(f"top_db must be a number >= 0 or None, got {top_db!r}")
     return float(top_db)
 
@@ -112,8 +140,8 @@ def to_db(
     ref : float > 0 or 'max'
         Reference value giving 0 dB (same unit as ``S``); ``'max'`` uses ``max(S)``.
     amin : float > 0, optional
-        Floor applied to ``S`` and ``ref`` (default 1e-10 for power, 1e-5 for
-        magnitude).
+        Floor applied to ``S`` and ``ref``, in the unit of ``S`` (default
+        :data:`AMIN`: 1e-10 for power, 1e-5 for magnitude).
     top_db : float >= 0 or None
         If set (default 80), clip the result at ``max(result) - top_db``.
 
@@ -127,7 +155,7 @@ def to_db(
     (power) and ``librosa.amplitude_to_db(S, ...)`` (magnitude), with
     ``ref=np.max`` for ``'max'``.
     """
-    kind = _check_kind(kind)  # type: ignore[assignment]
+    kind = _check_kind(kind)
     amin = _check_amin(AMIN[kind] if amin is None else amin)
     top_db = _check_top_db(top_db)
     S = np.asarray(S)
@@ -142,10 +170,10 @@ def to_db(
             raise ParameterError(f"ref must be a number > 0 or 'max', got {ref!r}")
         ref_v = float(np.max(S)) if S.size else 1.0
     else:
-        if not (isinstance(ref, (int, float, np.floating, np.integer)) and np.isfinite(ref)):
+        if not (is_real(ref) and np.isfinite(ref)):
             raise ParameterError(f"ref must be a number > 0 or 'max', got {ref!r}")
         ref_v = abs(float(ref))
-    factor = 10.0 if kind == "power" else 20.0
+    factor = DB_FACTOR[kind]
     out = np.maximum(S, S.dtype.type(amin))
     np.log10(out, out=out)
     out *= factor
@@ -190,25 +218,26 @@ def rescale_db(
     top_db = _check_top_db(top_db)
     S_db = np.asarray(S_db)
     need_max = ref_db == "max" or top_db is not None
-    if need_max and max_db is None:
-        max_db = float(S_db.max()) if S_db.size else 0.0
+    peak = 0.0  # global maximum of S_db in dB, read only for ref_db='max' or a top_db
+    if need_max:
+        peak = float(max_db) if max_db is not None else (float(S_db.max()) if S_db.size else 0.0)
     if isinstance(ref_db, str):
         if ref_db != "max":
             raise ParameterError(f"ref_db must be a number or 'max', got {ref_db!r}")
-        ref_v = float(max_db)  # type: ignore[arg-type]
+        ref_v = peak
     else:
         ref_v = float(ref_db)
     out = np.subtract(S_db, S_db.dtype.type(ref_v), out=out)
     if top_db is not None:
-        np.maximum(out, S_db.dtype.type(float(max_db) - ref_v - top_db), out=out)  # type: ignore[arg-type]
+        np.maximum(out, S_db.dtype.type(peak - ref_v - top_db), out=out)
     return out
 
 
 def db_to_power(S_db: np.ndarray, *, ref: float = 1.0) -> np.ndarray:
     """Inverse of :func:`to_db` for power (without the floor/clip): ``ref * 10**(S_db/10)``."""
-    return ref * np.power(10.0, np.asarray(S_db) / 10.0)
+    return ref * np.power(10.0, np.asarray(S_db) / DB_FACTOR["power"])
 
 
 def db_to_magnitude(S_db: np.ndarray, *, ref: float = 1.0) -> np.ndarray:
     """Inverse of :func:`to_db` for magnitude (without the floor/clip): ``ref * 10**(S_db/20)``."""
-    return ref * np.power(10.0, np.asarray(S_db) / 20.0)
+    return ref * np.power(10.0, np.asarray(S_db) / DB_FACTOR["magnitude"])
