@@ -8,7 +8,14 @@ import librosa
 import numpy as np
 import pytest
 
-from audiokit.dsp.mel import hz_to_mel, log_melspectrogram, mel_filterbank, mel_frequencies, mel_to_hz, melspectrogram
+from audiokit.dsp.mel import (
+    hz_to_mel,
+    log_melspectrogram,
+    mel_filterbank,
+    mel_frequencies,
+    mel_to_hz,
+    melspectrogram,
+)
 from audiokit.dsp.stft import StftPlan, StftStream
 from audiokit.errors import ParameterError
 
@@ -54,7 +61,9 @@ def test_bad_scale():
         hz_to_mel(100.0, scale="bark")
 
 
-@pytest.mark.parametrize(("sr", "n_fft", "n_mels"), [(16000, 512, 80), (22050, 1024, 128), (8000, 256, 40), (44100, 2048, 64), (16000, 401, 40)])
+@pytest.mark.parametrize(
+    ("sr", "n_fft", "n_mels"), [(16000, 512, 80), (22050, 1024, 128), (8000, 256, 40), (44100, 2048, 64), (16000, 401, 40)]
+)
 @pytest.mark.parametrize("scale", ["htk", "slaney"])
 @pytest.mark.parametrize("norm", [None, "slaney"])
 @pytest.mark.parametrize("band", [(0.0, None), (60.0, 0.45)])

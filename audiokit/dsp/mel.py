@@ -35,28 +35,43 @@ or ``log(max(amin, M))`` (``log='ln'``), fused into the same chunked pass.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 import numpy as np
 
+from ..engine import FftBackend
 from ..errors import ParameterError
-from .scaling import rescale_db
-from .stft import LOG_KINDS, StftPlan, _power_output, _run
+from ..validate import check_choice, check_int, is_real
+from .scaling import AMIN, DB_FACTOR, rescale_db
+from .stft import LOG_KINDS, StftPlan, compute, output_for_power
+
+__all__ = [
+    "MEL_SCALES",
+    "MelNorm",
+    "MelScale",
+    "hz_to_mel",
+    "log_melspectrogram",
+    "mel_filterbank",
+    "mel_frequencies",
+    "mel_to_hz",
+    "melspectrogram",
+]
 
 MelScale = Literal["htk", "slaney"]
 MEL_SCALES: tuple[str, ...] = get_args(MelScale)
 MelNorm = Literal["slaney"]
 
+_HTK_MEL = 2595.0  # mel per decade of (1 + f / 700 Hz) (HTK)
+_HTK_BREAK_HZ = 700.0  # Hz: the HTK scale is linear well below, logarithmic well above
 _F_SP = 200.0 / 3  # Hz per mel below the break (Slaney)
-_MIN_LOG_HZ = 1000.0
+_MIN_LOG_HZ = 1000.0  # Hz: Slaney's break between the linear and the log part
 _MIN_LOG_MEL = _MIN_LOG_HZ / _F_SP  # 15 mel
-_LOGSTEP = np.log(6.4) / 27.0  # ln(Hz ratio) per mel above the break
+_LOGSTEP = np.log(6.4) / 27.0  # ln(Hz ratio) per mel above the break: 27 mel per 6.4x in Hz
 
 
-def _check_scale(scale: str) -> str:
-    if scale not in MEL_SCALES:
-        raise ParameterError(f"mel scale must be one of {', '.join(MEL_SCALES)}; got {scale!r}")
-    return scale
+def _check_scale(scale: str) -> MelScale:
+    check_choice(scale, "mel scale", MEL_SCALES, message="{name} must be one of {allowed}; got {value!r}")
+    return cast(MelScale, scale)
 
 
 def hz_to_mel(f: float | np.ndarray, *, scale: MelScale = "htk") -> float | np.ndarray:
@@ -74,10 +89,10 @@ def hz_to_mel(f: float | np.ndarray, *, scale: MelScale = "htk") -> float | np.n
     -------
     float or np.ndarray (float64), mel
     """
-    scale = _check_scale(scale)  # type: ignore[assignment]
+    scale = _check_scale(scale)
     fa = np.asarray(f, dtype=np.float64)
     if scale == "htk":
-        m = 2595.0 * np.log10(1.0 + fa / 700.0)
+        m = _HTK_MEL * np.log10(1.0 + fa / _HTK_BREAK_HZ)
     else:
         m = fa / _F_SP
         hi = fa >= _MIN_LOG_HZ
@@ -91,10 +106,10 @@ def mel_to_hz(m: float | np.ndarray, *, scale: MelScale = "htk") -> float | np.n
     ``'htk'``: ``700 * (10**(m/2595) - 1)``.  ``'slaney'``: ``200*m/3`` below 15
     mel, ``1000 * exp(ln(6.4) * (m - 15) / 27)`` above.
     """
-    scale = _check_scale(scale)  # type: ignore[assignment]
+    scale = _check_scale(scale)
     ma = np.asarray(m, dtype=np.float64)
     if scale == "htk":
-        f = 700.0 * (10.0 ** (ma / 2595.0) - 1.0)
+        f = _HTK_BREAK_HZ * (10.0 ** (ma / _HTK_MEL) - 1.0)
     else:
         f = _F_SP * ma
         hi = ma >= _MIN_LOG_MEL
@@ -105,13 +120,12 @@ def mel_to_hz(m: float | np.ndarray, *, scale: MelScale = "htk") -> float | np.n
 def mel_frequencies(n: int, *, fmin: float = 0.0, fmax: float, scale: MelScale = "htk") -> np.ndarray:
     """``n`` frequencies (Hz) equally spaced in mel from ``fmin`` to ``fmax`` inclusive."""
     lo, hi = hz_to_mel(fmin, scale=scale), hz_to_mel(fmax, scale=scale)
-    return mel_to_hz(np.linspace(lo, hi, n), scale=scale)  # type: ignore[return-value]
+    return np.asarray(mel_to_hz(np.linspace(lo, hi, n), scale=scale))
 
 
 def _num(v: Any) -> bool:
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-        return False
-    return bool(np.isfinite(v))
+    """True for a finite real number (not bool)."""
+    return is_real(v) and bool(np.isfinite(v))
 
 
 def mel_filterbank(
@@ -158,10 +172,8 @@ def mel_filterbank(
     """
     if not _num(sr) or sr <= 0:
         raise ParameterError(f"sr must be a number > 0 (Hz), got {sr!r}")
-    if isinstance(n_fft, (bool, np.bool_)) or not isinstance(n_fft, (int, np.integer)) or n_fft <= 0:
-        raise ParameterError(f"n_fft must be an integer > 0, got {n_fft!r}")
-    if isinstance(n_mels, (bool, np.bool_)) or not isinstance(n_mels, (int, np.integer)) or n_mels <= 0:
-        raise ParameterError(f"n_mels must be an integer > 0, got {n_mels!r}")
+    check_int(n_fft, "n_fft", minimum=1, message="{name} must be an integer > 0, got {value!r}")
+    check_int(n_mels, "n_mels", minimum=1, message="{name} must be an integer > 0, got {value!r}")
     nyquist = float(sr) / 2
     if fmax is None:
         fmax = nyquist
@@ -171,7 +183,7 @@ def mel_filterbank(
         raise ParameterError(
             f"fmax must satisfy fmin ({fmin:g} Hz) < fmax <= sr/2 ({nyquist:g} Hz), got {fmax!r}"
         )
-    scale = _check_scale(scale)  # type: ignore[assignment]
+    scale = _check_scale(scale)
     if norm not in (None, "slaney"):
         raise ParameterError(f"norm must be None or 'slaney'; got {norm!r}")
     n_freqs = n_fft // 2 + 1
@@ -196,14 +208,22 @@ def mel_filterbank(
     return weights.astype(dtype, copy=False)
 
 
-def _bank(plan: StftPlan, filterbank, n_mels, fmin, fmax, scale, norm) -> np.ndarray:
+def _bank(
+    plan: StftPlan,
+    filterbank: np.ndarray | None,
+    n_mels: int,
+    fmin: float,
+    fmax: float | None,
+    scale: MelScale,
+    norm: MelNorm | None,
+) -> np.ndarray:
     if filterbank is not None:
         fb = np.asarray(filterbank)
         if fb.ndim != 2 or fb.shape[1] != plan.n_freqs:
             raise ParameterError(f"filterbank must be shaped (n_mels, n_freqs={plan.n_freqs}), got {fb.shape}")
         return fb
     return mel_filterbank(
-        sr=plan.sr, n_fft=plan.n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=scale, norm=norm  # type: ignore[arg-type]
+        sr=plan.sr, n_fft=plan.n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=scale, norm=norm
     )
 
 
@@ -218,7 +238,7 @@ def melspectrogram(
     norm: MelNorm | None = None,
     filterbank: np.ndarray | None = None,
     power: float = 2.0,
-    backend: Any = None,
+    backend: FftBackend | None = None,
 ) -> np.ndarray:
     """Mel spectrogram ``F @ |STFT(x)|**power``.
 
@@ -240,7 +260,7 @@ def melspectrogram(
     M : np.ndarray, shape (..., n_mels, n_frames), float32 or float64 (plan's working dtype)
     """
     fb = _bank(plan, filterbank, n_mels, fmin, fmax, scale, norm)
-    return _run(plan, x, output=_power_output(power), filterbank=fb, backend=backend)
+    return compute(plan, x, output=output_for_power(power), filterbank=fb, backend=backend)
 
 
 def log_melspectrogram(
@@ -258,7 +278,7 @@ def log_melspectrogram(
     amin: float | None = None,
     ref: float | Literal["max"] = 1.0,
     top_db: float | None = 80.0,
-    backend: Any = None,
+    backend: FftBackend | None = None,
 ) -> np.ndarray:
     """Log-mel spectrogram, the log fused into the chunked pass.
 
@@ -271,7 +291,8 @@ def log_melspectrogram(
         (``20*log10`` for ``power=1``), i.e. ``librosa.power_to_db``.
         ``'ln'``: ``ln(max(amin, M) / ref)`` (natural log, Kaldi/Whisper style).
     amin : float > 0, optional
-        Floor (default 1e-10 for ``power=2``, 1e-5 for ``power=1``).
+        Floor of the mel values before the log (default
+        :data:`audiokit.dsp.scaling.AMIN`: 1e-10 for ``power=2``, 1e-5 for ``power=1``).
     ref : float > 0 or 'max'
         Reference giving 0 (dB or ln); ``'max'`` = the largest mel value.
     top_db : float >= 0 or None
@@ -285,18 +306,18 @@ def log_melspectrogram(
     """
     if log not in LOG_KINDS:
         raise ParameterError(f"log must be one of {', '.join(LOG_KINDS)}; got {log!r}")
-    output = _power_output(power)
+    output = output_for_power(power)
     if amin is None:
-        amin = 1e-10 if output == "power" else 1e-5
+        amin = AMIN[output]
     fb = _bank(plan, filterbank, n_mels, fmin, fmax, scale, norm)
-    L = _run(plan, x, output=output, filterbank=fb, log=log, amin=amin, backend=backend)
+    L = compute(plan, x, output=output, filterbank=fb, log=log, amin=amin, backend=backend)
     # convert ref / top_db into the log unit of L
-    unit = (10.0 if output == "power" else 20.0) if log == "db" else 1.0
+    unit = DB_FACTOR[output] if log == "db" else 1.0
     to_log = (lambda v: unit * np.log10(v)) if log == "db" else np.log
     if isinstance(ref, str):
         if ref != "max":
             raise ParameterError(f"ref must be a number > 0 or 'max', got {ref!r}")
-        ref_l: float | str = "max"
+        ref_l: float | Literal["max"] = "max"
     else:
         if not (_num(ref) and ref > 0):
             raise ParameterError(f"ref must be a number > 0 or 'max', got {ref!r}")
@@ -306,7 +327,7 @@ def log_melspectrogram(
         if not (_num(top_db) and top_db >= 0):
             raise ParameterError(f"top_db must be a number >= 0 or None, got {top_db!r}")
         # top_db decibels expressed in the unit of L
-        top_l = float(top_db) if log == "db" else float(top_db) * np.log(10.0) / (10.0 if output == "power" else 20.0)
+        top_l = float(top_db) if log == "db" else float(top_db) * np.log(10.0) / DB_FACTOR[output]
     if ref_l == 0.0 and top_l is None:
         return L
     return rescale_db(L, ref_db=ref_l, top_db=top_l, out=L)
