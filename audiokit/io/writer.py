@@ -18,12 +18,36 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from ..errors import OutputError
+from ..errors import OutputError, ParameterError
 from .atomic import atomic_output, describe_os_error
 from .subtypes import DEFAULT_SUBTYPE, SUBTYPE_BITS, resolve_subtype
 
 _INT_CONTAINER = {"PCM_U8": (np.int16, 8), "PCM_16": (np.int16, 0), "PCM_24": (np.int32, 8), "PCM_32": (np.int32, 0)}
 _WAV_LIMIT_BYTES = 0xFFFFFFFF - 1024
+#: Subtypes a FLAC file holds (PCM_U8 has no FLAC equivalent; float is not FLAC).
+FLAC_SUBTYPES = ("PCM_16", "PCM_24")
+
+
+def audio_container(path: str | os.PathLike, subtype: str) -> str:
+    """The container an audio output path asks for: ``WAV`` (``.wav`` or ``-``) or ``FLAC`` (``.flac``).
+
+    Raises
+    ------
+    ParameterError
+        For any other extension (audiokit never writes one format under another's name), or a subtype the
+        container cannot hold.
+    """
+    text = str(path)
+    suffix = "" if text == "-" else Path(text).suffix.lower()
+    if text == "-" or suffix == ".wav":
+        return "WAV"
+    if suffix == ".flac":
+        if subtype not in FLAC_SUBTYPES:
+            raise ParameterError(
+                f"{text}: FLAC holds {' or '.join(FLAC_SUBTYPES)}, not {subtype}; give --subtype PCM_16/PCM_24 or a .wav path"
+            )
+        return "FLAC"
+    raise ParameterError(f"{text}: audio is written as .wav (any subtype) or .flac (PCM_16/PCM_24); rename the output")
 
 
 def encode_block(block: np.ndarray, subtype: str) -> tuple[np.ndarray, int]:
@@ -55,7 +79,7 @@ def encode_block(block: np.ndarray, subtype: str) -> tuple[np.ndarray, int]:
 
 
 class WavWriter:
-    """Write a WAV file block by block; it appears at ``path`` only on success.
+    """Write a WAV (or, for a ``.flac`` path, FLAC) file block by block; it appears at ``path`` only on success.
 
     Parameters
     ----------
@@ -84,14 +108,15 @@ class WavWriter:
         self.subtype = resolve_subtype(subtype)
         bits = SUBTYPE_BITS[self.subtype] or (32 if self.subtype == "FLOAT" else 64)
         big = expected_samples is not None and expected_samples * self.channels * bits // 8 > _WAV_LIMIT_BYTES
-        self._format = "RF64" if big else "WAV"
+        container = audio_container(self.path, self.subtype)
+        self._format = "RF64" if big and container == "WAV" else container
         self.clipped = 0
         self.n_samples = 0
         self._stack = contextlib.ExitStack()
         self._sf: sf.SoundFile | None = None
 
     def __enter__(self) -> "WavWriter":
-        tmp: Path = self._stack.enter_context(atomic_output(self.path, suffix=".wav"))
+        tmp: Path = self._stack.enter_context(atomic_output(self.path, suffix=".flac" if self._format == "FLAC" else ".wav"))
         try:
             self._sf = sf.SoundFile(tmp, "w", samplerate=self.sr, channels=self.channels, subtype=self.subtype, format=self._format)
         except BaseException as exc:

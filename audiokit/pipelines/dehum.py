@@ -27,23 +27,21 @@ import math
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ..dsp.hum import DEFAULT_THRESHOLD_DB, HumAnalysis, HumMeter, analyze_hum_blocks
+from ..dsp.hum import DEFAULT_THRESHOLD_DB, METHODS, HumAnalysis, HumMeter, HumRemover, analyze_hum_blocks
 from ..dsp.levels import dbfs
 from ..dsp.resample import measure_overshoot
 from ..errors import ParameterError
 from ..io import WavWriter, check_distinct, check_output_path, derived_output, is_stdio, outputs_together
 from ..io.reader import BLOCK_SAMPLES, AudioSource
 from ..io.subtypes import resolve_subtype
+from ..io.writer import audio_container
 from .fullscale import FullScaleGuard
 from .params import InputOptions, duration_samples, finite_or_none, frequency_hz
 from .progress import SILENT, Reporter
-
-if TYPE_CHECKING:
-    from ..dsp.hum import HumRemover
 
 __all__ = ["DehumOptions", "DehumResult", "dehum_file", "parse_freq"]
 
@@ -180,8 +178,8 @@ def _ranges(ks: tuple[int, ...]) -> str:
     return ", ".join(parts)
 
 
-def _check(options: DehumOptions, path: str, target: str, residual: str | None) -> tuple[float | None, float | None]:
-    """Validate the options and outputs before any work; return (nominal Hz or None, width Hz or None)."""
+def _check_options(options: DehumOptions) -> tuple[float | None, float | None]:
+    """Validate the options before any work; return (nominal Hz or None, width Hz or None)."""
     nominal = parse_freq(options.freq)
     width_hz = None
     if options.width is not None:
@@ -192,6 +190,11 @@ def _check(options: DehumOptions, path: str, target: str, residual: str | None) 
         raise ParameterError(f"--threshold: must be a finite number of dB, got {options.threshold!r}")
     if options.subtype is not None:
         resolve_subtype(options.subtype)
+    return nominal, width_hz
+
+
+def _check_outputs(path: str, target: str, residual: str | None, subtype: str) -> None:
+    """Refuse outputs that cannot or must not be written (before any work)."""
     check_output_path(target, [path])
     if residual is not None:
         if is_stdio(residual):
@@ -200,26 +203,27 @@ def _check(options: DehumOptions, path: str, target: str, residual: str | None) 
         if not is_stdio(target) and residual == target:
             raise ParameterError("--residual: same path as the output")
         check_distinct({"-o": target, "--residual": residual})
-    return nominal, width_hz
+    for out in (target, residual):
+        if out is not None:
+            audio_container(out, subtype)
 
 
 def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptions(), *, residual: str | None = None,
                inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT) -> DehumResult:
     """Remove the hum of ``path`` into ``output`` (default ``<stem>.dehum.wav``; ``-``: stdout)."""
-    from ..dsp.hum import METHODS, HumRemover
-
     if options.method not in METHODS:
         raise ParameterError(f"--method: unknown method {options.method!r} (allowed: {', '.join(METHODS)})")
     if options.method != "erase":
         for name, value in (("--width", options.width), ("--win", options.win)):
             if value is not None:
                 raise ParameterError(f"{name} applies to --method erase only")
+    nominal, width_hz = _check_options(options)
+    # the derived name needs a file name: stdin without -o is refused before stdin is read
     target = output if output is not None else str(derived_output(path, "dehum", ".wav"))
-    nominal, width_hz = _check(options, path, target, residual)
-
     with inputs.open(path) as source:
-        win_length = duration_samples("--win", options.win, source.sr) if options.win is not None else None
         kind = resolve_subtype(options.subtype, source.subtype)
+        _check_outputs(path, target, residual, kind)
+        win_length = duration_samples("--win", options.win, source.sr) if options.win is not None else None
         passes = 4 + (1 if options.normalize else 0)
         with reporter.progress(f"dehum {source.name}", passes * max(source.n_samples, 1)) as advance:
 

@@ -7,9 +7,13 @@ from dataclasses import dataclass
 from ..io import WavWriter, check_output_path
 from ..io.reader import BLOCK_SAMPLES
 from ..io.subtypes import resolve_subtype
+from ..io.writer import audio_container
 from .params import duration_samples, rate_hz
 
 __all__ = ["GenerateOptions", "GenerateResult", "generate"]
+
+#: A bare-number ``--dur`` shorter than this (seconds) draws a "did you mean ms?" warning (10 ms).
+PLAUSIBLE_DURATION_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -37,10 +41,11 @@ def generate(spec: str, output: str, options: GenerateOptions = GenerateOptions(
     from ..dsp.generate import generate_blocks, parse_spec
 
     sr = rate_hz("--rate", options.rate)
-    n_samples = duration_samples("--dur", options.dur, sr)
+    n_samples = duration_samples("--dur", options.dur, sr, plausible_s=PLAUSIBLE_DURATION_S)
     kind = resolve_subtype(options.subtype)
     parse_spec(spec)
     check_output_path(output)
+    audio_container(output, kind)
     blocks = generate_blocks(
         spec, n_samples=n_samples, sr=sr, channels=options.channels, seed=options.seed, block_size=BLOCK_SAMPLES
     )

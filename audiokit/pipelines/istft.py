@@ -13,6 +13,7 @@ from ..io import WavWriter, check_output_path, derived_output
 from ..io.npy import read_sidecar, sidecar_path
 from ..io.reader import MAX_CHANNELS
 from ..io.subtypes import resolve_subtype
+from ..io.writer import audio_container
 from .progress import SILENT, Reporter
 from .sidecar import check_stft_sidecar, plan_from_sidecar
 
@@ -102,6 +103,7 @@ def istft_file(spec_path: str, output: str | None, options: IstftOptions = Istft
     plan = plan_from_sidecar(meta, spec_path)
     _check_geometry(spec, meta, plan, spec_path)
     kind = resolve_subtype(options.subtype, meta.get("source_subtype"))
+    audio_container(target, kind)
     channels = 1 if spec.ndim == 2 else spec.shape[0]
     length = int(meta["source_frames"])
     stream = IstftStream(plan, length=length)

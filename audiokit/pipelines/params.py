@@ -9,16 +9,18 @@ documents).  Each error message starts with the option (``--win: ...``).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ParameterError
 from ..io import RawFormat, open_audio
-from ..io.reader import AudioSource
+from ..io.reader import MAX_SR, MIN_SR, AudioSource
 from ..units import parse_duration, parse_frequency, parse_rate
 
 __all__ = [
     "InputOptions", "choice", "option_error", "duration_samples", "frequency_hz", "rate_hz", "finite_or_none",
+    "check_figure_path",
 ]
 
 
@@ -35,14 +37,26 @@ def option_error(option: str, exc: ParameterError) -> ParameterError:
     return ParameterError(f"{option}: {exc.reason}")
 
 
-def duration_samples(option: str, text: str, sr: int, *, allow_zero: bool = False) -> int:
-    """Parse a duration option into samples at ``sr`` (see :mod:`audiokit.units` for the rounding)."""
+def duration_samples(
+    option: str, text: str, sr: int, *, allow_zero: bool = False, plausible_s: float | None = None
+) -> int:
+    """Parse a duration option into samples at ``sr`` (see :mod:`audiokit.units` for the rounding).
+
+    A bare number means samples.  When ``plausible_s`` is given and a bare number is shorter than that many
+    seconds (``--win 25`` is 1.6 ms at 16 kHz), a warning asks whether a unit was meant.
+    """
     try:
         samples = parse_duration(text, allow_zero=allow_zero).to_samples(sr)
     except ParameterError as exc:
         raise option_error(option, exc) from None
     if samples == 0 and not allow_zero:
         raise ParameterError(f"{option}: {text!r} rounds to 0 samples at {sr} Hz")
+    if plausible_s is not None and text.strip().isdigit() and 0 < samples < plausible_s * sr:
+        warnings.warn(
+            f"{option} {text} means {samples} samples ({1000 * samples / sr:.3g} ms at {sr} Hz); "
+            f"did you mean {text.strip()}ms?",
+            stacklevel=2,
+        )
     return samples
 
 
@@ -62,6 +76,13 @@ def rate_hz(option: str, text: str) -> int:
         raise option_error(option, exc) from None
 
 
+def check_figure_path(path: str | None) -> None:
+    """Figures are PNG: refuse an output named as another format (``-o x.jpg``) instead of mislabelling it."""
+    if path is None or path == "-" or path.lower().endswith(".png"):
+        return
+    raise ParameterError(f"-o: {path!r}: figures are written as PNG; give a path ending in .png (or - for stdout)")
+
+
 def finite_or_none(value: float, digits: int = 4) -> float | None:
     """``round(value, digits)``, or None for ±inf/NaN (JSON has no infinities)."""
     return round(float(value), digits) if math.isfinite(value) else None
@@ -76,8 +97,8 @@ class InputOptions:
     rate, format : str, optional
         ``--rate`` (e.g. ``16k``) and ``--format`` (``s16le``, ``f32le``, ...) of
         headerless PCM; ``format`` switches to raw input and needs ``rate``.
-    channels : int
-        Channel count of raw PCM input.
+    channels : int, optional
+        Channel count of raw PCM input (default 1).
     fix_nonfinite : bool
         Replace NaN/Inf samples with 0 instead of refusing the file.
     start, duration : str, optional
@@ -90,18 +111,34 @@ class InputOptions:
 
     rate: str | None = None
     format: str | None = None
-    channels: int = 1
+    channels: int | None = None
     fix_nonfinite: bool = False
     start: str | None = None
     duration: str | None = None
 
     def raw_format(self) -> RawFormat | None:
-        """The raw PCM description (None when ``format`` is absent)."""
+        """The raw PCM description (None when ``format`` is absent).
+
+        Raises
+        ------
+        ParameterError
+            ``--rate``/``--channels`` without ``--format`` (they describe headerless PCM only: a file with a
+            header would silently ignore them), ``--format`` without ``--rate``, or a rate outside the accepted range.
+        """
         if self.format is None:
+            given = [name for name, value in (("--rate", self.rate), ("--channels", self.channels)) if value is not None]
+            if given:
+                raise ParameterError(
+                    f"{' and '.join(given)} describe raw PCM input and need --format; a file with a header has its own "
+                    "rate and channels (to analyse one channel use --channel N where offered, or --mix)"
+                )
             return None
         if self.rate is None:
             raise ParameterError("--format given for raw PCM input: --rate is required too")
-        return RawFormat(sr=rate_hz("--rate", self.rate), format=self.format.lower(), channels=self.channels)
+        sr = rate_hz("--rate", self.rate)
+        if not MIN_SR <= sr <= MAX_SR:
+            raise ParameterError(f"--rate: {sr} Hz is outside the accepted range {MIN_SR}..{MAX_SR} Hz")
+        return RawFormat(sr=sr, format=self.format.lower(), channels=1 if self.channels is None else self.channels)
 
     def open(self, path: str, *, allow_empty: bool = False) -> AudioSource:
         """Open ``path`` (or ``-``) with these options (restricted to the segment, if one is set)."""

@@ -27,6 +27,7 @@ from ..errors import ParameterError
 from ..io import WavWriter, check_output_path, derived_output
 from ..io.reader import BLOCK_SAMPLES
 from ..io.subtypes import SUBTYPE_CAPACITY, resolve_subtype
+from ..io.writer import audio_container
 from .params import InputOptions, finite_or_none
 from .progress import SILENT, Reporter
 
@@ -113,9 +114,11 @@ def quantize_file(path: str, output: str | None, options: QuantizeOptions, *,
     options.check()
     bits = options.bits
     kind = output_subtype(bits, options.subtype)
+    # the derived name needs a file name: stdin without -o is refused before stdin is read
     target = output if output is not None else str(derived_output(path, f"{bits}bit", ".wav"))
-    check_output_path(target, [path])
     with inputs.open(path) as source:
+        check_output_path(target, [path])
+        audio_container(target, kind)
         quantizer = Quantizer(
             bits=bits, channels=source.channels, dither=options.dither, noise_shape=options.noise_shape, seed=options.seed
         )

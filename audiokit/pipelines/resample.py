@@ -25,9 +25,10 @@ import numpy as np
 from ..dsp.levels import dbfs
 from ..dsp.resample import QUALITIES, Resampler, measure_overshoot, output_length, resample
 from ..errors import ParameterError
-from ..io import WavWriter, check_output_path, derived_output, is_stdio
+from ..io import WavWriter, check_output_path, derived_output
 from ..io.reader import BLOCK_SAMPLES, MAX_SR, MIN_SR, AudioSource
 from ..io.subtypes import resolve_subtype
+from ..io.writer import audio_container
 from .fullscale import FullScaleGuard
 from .params import InputOptions, rate_hz
 from .progress import SILENT, Reporter
@@ -125,11 +126,12 @@ def resample_file(path: str, output: str | None, options: ResampleOptions, *,
     sr_out = target_rate(options.to)
     quality = _quality(options)
     requested = resolve_subtype(options.subtype) if options.subtype is not None else None
+    # the derived name needs a file name: stdin without -o is refused before stdin is read
     target = output if output is not None else str(derived_output(path, rate_tag(sr_out), ".wav"))
-    check_output_path(target, [path])
-
     with inputs.open(path) as source:
         kind = resolve_subtype(requested, source.subtype)
+        check_output_path(target, [path])
+        audio_container(target, kind)
         n_out = output_length(source.n_samples, sr_in=source.sr, sr_out=sr_out)
 
         def blocks() -> Iterator[np.ndarray]:
@@ -164,7 +166,3 @@ def resample_file(path: str, output: str | None, options: ResampleOptions, *,
         warnings.warn(f"{target}: the input is too short for {sr_out} Hz: the output has 0 samples", stacklevel=2)
     return ResampleResult(output=target, sr=sr_out, n_samples=n_out, subtype=kind, gain=guard.gain)
 
-
-def is_stdout(result: ResampleResult) -> bool:
-    """True when the WAV went to standard output."""
-    return is_stdio(result.output)

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..io import check_distinct, check_output_path, outputs_together, write_bytes_atomic
 from ..io.npy import save_npy, sidecar_path
-from .params import InputOptions, duration_samples, frequency_hz
+from .params import InputOptions, check_figure_path, duration_samples, frequency_hz
 from .progress import SILENT, Reporter
 
 __all__ = ["SpectrumOptions", "spectrum_file", "DB_RANGE"]
@@ -57,11 +57,14 @@ def _peak_json(peak: Any, with_phase: bool) -> dict[str, Any]:
     return item
 
 
-def _check(options: SpectrumOptions, path: str, png: str | None, npy: str | None) -> None:
+def _check_options(options: SpectrumOptions) -> None:
     if options.channel is not None and options.mix:
         raise ParameterError("--channel and --mix exclude each other")
     if not options.threshold >= 0:
         raise ParameterError(f"--threshold: {options.threshold!r} must be a number of dB >= 0 (below the strongest peak)")
+
+
+def _check_outputs(path: str, png: str | None, npy: str | None) -> None:
     for out in (png, npy):
         if out is not None:
             check_output_path(out, [path])
@@ -70,6 +73,7 @@ def _check(options: SpectrumOptions, path: str, png: str | None, npy: str | None
             raise ParameterError(f"--npy: {npy!r} must be a file path ending in .npy")
         check_output_path(sidecar_path(npy), [path])
     check_distinct({"-o": png, "--npy": npy, "the sidecar of --npy": npy and sidecar_path(npy)})
+    check_figure_path(png)
 
 
 def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, png: str | None = None,
@@ -79,9 +83,10 @@ def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, pn
     from ..dsp.dft import find_peaks, spectrum
     from ..dsp.windows import parse_window_spec
 
-    _check(options, path, png, npy)
+    _check_options(options)
     spec_window = parse_window_spec(options.window)
     with inputs.open(path) as source:
+        _check_outputs(path, png, npy)
         sr = source.sr
         first = duration_samples("--start", options.start, sr, allow_zero=True)
         if first >= source.n_samples:

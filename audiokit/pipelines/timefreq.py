@@ -23,7 +23,7 @@ from ..errors import ParameterError
 from ..io import check_distinct, check_output_path, derived_output, is_stdio, outputs_together, write_bytes_atomic
 from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
 from ..io.reader import BLOCK_SAMPLES
-from .params import InputOptions, choice, duration_samples, frequency_hz
+from .params import InputOptions, check_figure_path, choice, duration_samples, frequency_hz
 from .progress import SILENT, Reporter
 from .sidecar import timefreq_metadata
 
@@ -32,6 +32,8 @@ __all__ = [
 ]
 
 SCALES = ("db", "power", "magnitude")
+#: A bare-number window shorter than this (seconds) draws a "did you mean ms?" warning (5 ms: speech uses 20-50 ms).
+PLAUSIBLE_WINDOW_S = 5e-3
 PAD_MODES = ("constant", "reflect")
 LOGS = ("db", "ln")
 
@@ -53,11 +55,17 @@ class StftOptions:
         """The :class:`~audiokit.dsp.stft.StftPlan` at ``sr`` (durations rounded to samples)."""
         from ..dsp.stft import StftPlan
 
-        win = duration_samples("--win", self.win, sr)
+        win = duration_samples("--win", self.win, sr, plausible_s=PLAUSIBLE_WINDOW_S)
         hop = duration_samples("--hop", self.hop, sr)
         n_fft = duration_samples("--nfft", self.nfft, sr) if self.nfft is not None else win
         if n_fft < win:
             raise ParameterError(f"--nfft: {n_fft} samples is shorter than the window ({win} samples); it must be >= --win")
+        if hop > win:
+            warnings.warn(
+                f"--hop {hop} samples is longer than the window ({win} samples): {hop - win} samples between frames "
+                "are never analysed",
+                stacklevel=2,
+            )
         pad_mode = choice("--pad-mode", self.pad_mode, PAD_MODES)
         return StftPlan(
             sr=sr, win_length=win, hop_length=hop, n_fft=n_fft, window=self.window, periodic=not self.symmetric,
@@ -140,6 +148,7 @@ def default_outputs(path: str, kind: str, png: str | None, npy: str | None) -> t
     for out in (png, npy, npy and sidecar_path(npy)):
         if out is not None:
             check_output_path(out, [path])
+    check_figure_path(png)
     return png, npy
 
 
