@@ -75,7 +75,10 @@ def _check_reduction(
 
 
 class _Reducer:
-    """Turns a chunk of complex spectra ``(C, c, n_freqs)`` into the requested output (options checked by :func:`_check_reduction`)."""
+    """Turns a chunk of complex spectra ``(C, c, n_freqs)`` into the requested output.
+
+    The options were checked by :func:`_check_reduction`.
+    """
 
     def __init__(
         self,
