@@ -1,0 +1,486 @@
+"""Tests of audiokit.dsp.kaldi against kaldi-native-fbank (Kaldi's feature code) and a naive float64 loop.
+
+References
+----------
+* ``kaldi_native_fbank`` (``OnlineFbank`` / ``OnlineMfcc``, the whole signal in one
+  ``accept_waveform``): Kaldi's C++ feature code in float32.  Its log-mel values carry float32
+  rounding noise that grows as a band falls below the frame's strongest band (~1e-3 at 20-25
+  nats below); the synthetic signal therefore keeps a -50 dBFS noise floor under its chirp and
+  DC sections (digital silence stays exact: every band sits on the FLT_EPSILON floor).
+  Tolerance: max |diff| <= 1e-3 in log units for fbank; MFCCs are compared after dividing out
+  the lifter (Kaldi multiplies c_i by up to 1 + Q/2 = 12, amplifying the reference's own
+  rounding by as much); c0 / the log energy directly.  Frame counts must be identical.
+* :func:`naive_kaldi`: the per-frame algorithm written out as in Kaldi's sources (loops, float64
+  arithmetic, float32 tables): every option, any signal (pure chirp, DC steps, silence) to 1e-9.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from audiokit.dsp.kaldi import (
+    FLT_EPSILON,
+    FbankOptions,
+    KaldiFeatureStream,
+    MfccOptions,
+    dct_matrix,
+    frame_starts,
+    kaldi_fbank,
+    kaldi_features_blocks,
+    kaldi_mfcc,
+    lifter_coeffs,
+    mel_banks,
+    mel_scale,
+    num_frames,
+    window_function,
+)
+from audiokit.errors import ParameterError
+
+knf = pytest.importorskip("kaldi_native_fbank")
+
+SPEECH = Path(__file__).resolve().parents[1] / "examples" / "data" / "speech.wav"
+
+
+# --------------------------------------------------------------------------------------------
+# Signals
+# --------------------------------------------------------------------------------------------
+def speech(sr: int) -> np.ndarray:
+    import soundfile as sf
+
+    x, file_sr = sf.read(SPEECH, dtype="float32")
+    assert file_sr == 16000
+    if sr == 16000:
+        return x
+    from audiokit.dsp.resample import resample
+
+    return resample(x[None, :], sr_in=16000, sr_out=sr)[0].astype(np.float32)
+
+
+def synth(sr: int, *, chirp_amp: float = 0.1, noise: float = 3e-3, seed: int = 1) -> np.ndarray:
+    """Digital silence, a chirp (50 Hz -> 0.45 sr) on a +0.2 DC offset, silence, DC 0.25 alone,
+    the chirp again on -0.1, silence; ``noise`` (std, full scale) under the non-silent parts."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(sr * 1.5)) / sr
+    ch = chirp_amp * np.sin(2 * np.pi * (50 * t + (0.45 * sr - 50) / 3.0 * t * t))
+
+    def nz(n: int) -> np.ndarray:
+        return rng.standard_normal(n) * noise
+
+    parts = [np.zeros(sr // 4), ch + 0.2 + nz(t.size), np.zeros(sr // 5), 0.25 + nz(sr // 4),
+             ch[: sr // 3] - 0.1 + nz(sr // 3), np.zeros(sr // 7)]
+    return np.concatenate(parts).astype(np.float32)
+
+
+# --------------------------------------------------------------------------------------------
+# References
+# --------------------------------------------------------------------------------------------
+def knf_features(x: np.ndarray, sr: int, mfcc: bool, **kw) -> np.ndarray:
+    opts = knf.MfccOptions() if mfcc else knf.FbankOptions()
+    opts.frame_opts.dither = 0.0
+    opts.frame_opts.samp_freq = sr
+    for key, value in kw.items():
+        if key == "num_mel_bins":
+            opts.mel_opts.num_bins = value
+        elif hasattr(opts.frame_opts, key):
+            setattr(opts.frame_opts, key, value)
+        elif hasattr(opts.mel_opts, key):
+            setattr(opts.mel_opts, key, value)
+        else:
+            setattr(opts, key, value)
+    comp = knf.OnlineMfcc(opts) if mfcc else knf.OnlineFbank(opts)
+    comp.accept_waveform(sr, (x * 32768.0).astype(np.float32))
+    comp.input_finished()
+    n = comp.num_frames_ready
+    dim = opts.num_ceps if mfcc else opts.mel_opts.num_bins + int(opts.use_energy)
+    return np.stack([comp.get_frame(i) for i in range(n)]) if n else np.zeros((0, dim), np.float32)
+
+
+def naive_kaldi(x: np.ndarray, o: FbankOptions | MfccOptions, scale: float = 32768.0) -> np.ndarray:
+    """Kaldi's per-frame loop, written out (float64 arithmetic, Kaldi's float32 tables)."""
+    wave = np.asarray(x, dtype=np.float64) * scale
+    n = wave.size
+    W = int(float(np.float32(o.samp_freq)) * 0.001 * float(np.float32(o.frame_length_ms)))
+    H = int(float(np.float32(o.samp_freq)) * 0.001 * float(np.float32(o.frame_shift_ms)))
+    N = 1 << (W - 1).bit_length() if o.round_to_power_of_two else W
+    if o.snip_edges:
+        frames = 0 if n < W else 1 + (n - W) // H
+    else:
+        frames = (n + H // 2) // H
+    win = np.empty(W)
+    a = 2 * math.pi / (W - 1)
+    for i in range(W):
+        if o.window_type == "hanning":
+            win[i] = 0.5 - 0.5 * math.cos(a * i)
+        elif o.window_type == "hamming":
+            win[i] = 0.54 - 0.46 * math.cos(a * i)
+        elif o.window_type == "povey":
+            win[i] = (0.5 - 0.5 * math.cos(a * i)) ** 0.85
+        elif o.window_type == "rectangular":
+            win[i] = 1.0
+        elif o.window_type == "sine":
+            win[i] = math.sin(0.5 * a * i)
+        else:
+            b = float(np.float32(o.blackman_coeff))
+            win[i] = b - 0.5 * math.cos(a * i) + (0.5 - b) * math.cos(2 * a * i)
+    win = win.astype(np.float32).astype(np.float64)
+    # mel bank with float32 scalars, as MelBanks
+    f32 = np.float32
+
+    def mel(f):  # 1127.0f * logf(1.0f + freq / 700.0f): the sum rounded to float first
+        return f32(1127.0) * np.log(f32(1.0) + f32(f) / f32(700.0))
+
+    nyq = 0.5 * o.samp_freq
+    high = o.high_freq if o.high_freq > 0 else nyq + o.high_freq
+    mlo, mhi = mel(o.low_freq), mel(high)
+    delta = (mhi - mlo) / f32(o.num_mel_bins + 1)
+    bank = np.zeros((o.num_mel_bins, N // 2 + 1))
+    width = f32(o.samp_freq) / f32(N)
+    for b in range(o.num_mel_bins):
+        left, center, right = mlo + f32(b) * delta, mlo + f32(b + 1) * delta, mlo + f32(b + 2) * delta
+        for i in range(N // 2):
+            m = mel(width * f32(i))
+            if left < m < right:
+                bank[b, i] = (m - left) / (center - left) if m <= center else (right - m) / (right - center)
+    c = float(np.float32(o.preemph_coeff))
+    rows = []
+    for f in range(frames):
+        start = f * H if o.snip_edges else f * H + H // 2 - W // 2
+        fr = np.empty(W)
+        for s in range(W):
+            j = start + s
+            while j < 0 or j >= n:
+                j = -j - 1 if j < 0 else 2 * n - 1 - j
+            fr[s] = wave[j]
+        if o.remove_dc_offset:
+            fr -= fr.sum() / W
+        raw_e = math.log(max(float(fr @ fr), FLT_EPSILON))
+        for i in range(W - 1, 0, -1):
+            fr[i] -= c * fr[i - 1]
+        fr[0] -= c * fr[0]
+        fr *= win
+        energy = raw_e if o.raw_energy else math.log(max(float(fr @ fr), FLT_EPSILON))
+        padded = np.zeros(N)
+        padded[:W] = fr
+        p = np.abs(np.fft.rfft(padded)) ** 2
+        if isinstance(o, FbankOptions) and not o.use_power:
+            p = np.sqrt(p)
+        e = bank @ p
+        if isinstance(o, MfccOptions) or o.use_log_fbank:
+            e = np.log(np.maximum(e, FLT_EPSILON))
+        if o.energy_floor > 0:
+            energy = max(energy, math.log(float(np.float32(o.energy_floor))))
+        if isinstance(o, MfccOptions):
+            k = np.arange(o.num_ceps)[:, None]
+            j = np.arange(o.num_mel_bins)[None, :]
+            d = np.sqrt(2.0 / o.num_mel_bins) * np.cos(np.pi / o.num_mel_bins * (j + 0.5) * k)
+            d[0] = np.sqrt(1.0 / o.num_mel_bins)
+            d = d.astype(np.float32).astype(np.float64)
+            feat = d @ e
+            if o.cepstral_lifter:
+                q = o.cepstral_lifter
+                feat *= (1.0 + 0.5 * q * np.sin(np.pi * np.arange(o.num_ceps) / q)).astype(np.float32)
+            if o.use_energy:
+                feat[0] = energy
+            if o.htk_compat:
+                first = feat[0] * (1.0 if o.use_energy else math.sqrt(2.0))
+                feat = np.concatenate([feat[1:], [first]])
+        else:
+            feat = e
+            if o.use_energy:
+                feat = np.concatenate([[energy], e]) if not o.htk_compat else np.concatenate([e, [energy]])
+        rows.append(feat)
+    dim = o.num_ceps if isinstance(o, MfccOptions) else o.dim
+    return np.array(rows) if rows else np.zeros((0, dim))
+
+
+# --------------------------------------------------------------------------------------------
+# Against kaldi-native-fbank
+# --------------------------------------------------------------------------------------------
+CONFIGS = [
+    pytest.param({}, id="defaults-povey"),
+    pytest.param({"snip_edges": False}, id="no-snip-edges"),
+    pytest.param({"window_type": "hamming"}, id="hamming"),
+    pytest.param({"window_type": "hamming", "snip_edges": False}, id="hamming-no-snip"),
+    pytest.param({"window_type": "hanning"}, id="hanning"),
+    pytest.param({"window_type": "rectangular"}, id="rectangular"),
+    pytest.param({"window_type": "blackman"}, id="blackman"),
+    pytest.param({"use_energy": True, "raw_energy": False, "energy_floor": 1.0}, id="energy-windowed-floor"),
+    pytest.param({"use_energy": True, "htk_compat": True}, id="htk-compat"),
+    pytest.param({"num_mel_bins": 15, "low_freq": 64.0, "high_freq": -400.0}, id="15-bins-band"),
+]
+
+SIGNALS = {"speech": speech, "synth": synth}
+_cache: dict = {}
+
+
+def signal(name: str, sr: int) -> np.ndarray:
+    if (name, sr) not in _cache:
+        _cache[name, sr] = SIGNALS[name](sr)
+    return _cache[name, sr]
+
+
+@pytest.mark.parametrize("sr", [16000, 8000])
+@pytest.mark.parametrize("name", ["speech", "synth"])
+@pytest.mark.parametrize("config", CONFIGS)
+def test_fbank_matches_kaldi_native_fbank(name, sr, config):
+    x = signal(name, sr)
+    ref = knf_features(x, sr, False, **config)
+    ours = kaldi_fbank(x, sr=sr, **config)
+    assert ours.shape == ref.shape
+    assert np.max(np.abs(ours - ref)) <= 1e-3
+
+
+@pytest.mark.parametrize("sr", [16000, 8000])
+@pytest.mark.parametrize("name", ["speech", "synth"])
+@pytest.mark.parametrize("config", CONFIGS[:-3] + [
+    pytest.param({"use_energy": False}, id="c0-no-energy"),
+    pytest.param({"use_energy": False, "htk_compat": True}, id="htk-c0-sqrt2"),
+    pytest.param({"cepstral_lifter": 0.0, "num_ceps": 20}, id="no-lifter-20-ceps"),
+])
+def test_mfcc_matches_kaldi_native_fbank(name, sr, config):
+    x = signal(name, sr)
+    ref = knf_features(x, sr, True, **config)
+    ours = kaldi_mfcc(x, sr=sr, **config)
+    assert ours.shape == ref.shape
+    opts = MfccOptions(samp_freq=sr, **config)
+    lift = lifter_coeffs(opts.num_ceps, opts.cepstral_lifter)
+    if opts.htk_compat:
+        lift = np.roll(lift, -1)
+    c0 = opts.num_ceps - 1 if opts.htk_compat else 0
+    others = [i for i in range(opts.num_ceps) if i != c0]
+    assert np.max(np.abs(ours[:, c0] - ref[:, c0])) <= 1e-3
+    assert np.max(np.abs(ours[:, others] / lift[others] - ref[:, others] / lift[others])) <= 1e-3
+
+
+@pytest.mark.parametrize("config", [{}, {"use_power": False}, {"use_log_fbank": False}])
+def test_fbank_power_and_linear_options_match_kaldi_native_fbank(config):
+    x = signal("speech", 16000)
+    ref = knf_features(x, 16000, False, **config).astype(np.float64)
+    ours = kaldi_fbank(x, sr=16000, **config)
+    if config.get("use_log_fbank") is False:
+        np.testing.assert_allclose(ours, ref, rtol=2e-3, atol=FLT_EPSILON)
+    else:
+        assert np.max(np.abs(ours - ref)) <= 1e-3
+
+
+def test_digital_silence_is_exactly_on_the_floor():
+    x = np.zeros(16000, dtype=np.float32)
+    ours = kaldi_fbank(x, sr=16000)
+    ref = knf_features(x, 16000, False)
+    assert np.all(ours == np.log(FLT_EPSILON))
+    np.testing.assert_array_equal(ref, np.float32(np.log(FLT_EPSILON)))
+    m = kaldi_mfcc(x, sr=16000)
+    assert np.all(np.isfinite(m))
+    np.testing.assert_allclose(m[:, 0], np.log(FLT_EPSILON), rtol=1e-12)  # raw energy floored
+
+
+@pytest.mark.parametrize("n", [0, 1, 50, 399, 400, 401, 559, 560, 561, 1000])
+@pytest.mark.parametrize("snip", [True, False])
+def test_frame_counts_match_kaldi_native_fbank(n, snip):
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32) * 0.1
+    if n == 0 and not snip:
+        assert kaldi_fbank(x, sr=16000, snip_edges=False).shape == (0, 23)
+        return
+    ref = knf_features(x, 16000, False, snip_edges=snip)
+    ours = kaldi_fbank(x, sr=16000, snip_edges=snip)
+    assert ours.shape[0] == ref.shape[0] == num_frames(n, FbankOptions(snip_edges=snip))
+    if ours.shape[0]:
+        assert np.max(np.abs(ours - ref)) <= 1e-3
+
+
+# --------------------------------------------------------------------------------------------
+# Against the naive loop (exactness of every option, any signal)
+# --------------------------------------------------------------------------------------------
+NAIVE_CASES = [
+    (FbankOptions(), {}),
+    (FbankOptions(snip_edges=False, window_type="hamming"), {}),
+    (FbankOptions(window_type="blackman", blackman_coeff=0.4, preemph_coeff=0.0), {}),
+    (FbankOptions(window_type="sine", remove_dc_offset=False, use_energy=True, htk_compat=True), {}),
+    (FbankOptions(round_to_power_of_two=False, frame_length_ms=20, frame_shift_ms=12.5, use_power=False), {}),
+    (FbankOptions(use_log_fbank=False, use_energy=True, raw_energy=False, energy_floor=2.0), {}),
+    (MfccOptions(), {}),
+    (MfccOptions(snip_edges=False, use_energy=False, htk_compat=True, num_ceps=23, cepstral_lifter=0.0), {}),
+    (MfccOptions(samp_freq=8000, num_mel_bins=15, low_freq=0, high_freq=3800, window_type="hanning"), {}),
+]
+
+
+@pytest.mark.parametrize("opts,_", NAIVE_CASES)
+def test_matches_naive_loop_on_extreme_signal(opts, _):
+    sr = int(opts.samp_freq)
+    x = synth(sr, chirp_amp=0.5, noise=0.0)[: int(0.8 * sr)]  # silence, DC steps, pure chirp
+    ref = naive_kaldi(x, opts)
+    ours = (kaldi_mfcc if isinstance(opts, MfccOptions) else kaldi_fbank)(x, options=opts)
+    assert ours.shape == ref.shape
+    np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("n", [3, 120, 250, 399])
+def test_no_snip_edges_multiple_reflections_on_short_signals(n):
+    opts = FbankOptions(snip_edges=False)
+    x = np.random.default_rng(n).standard_normal(n) * 0.1
+    ref = naive_kaldi(x, opts)
+    ours = kaldi_fbank(x, options=opts)
+    assert ours.shape == ref.shape
+    np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-9)
+
+
+def test_float32_path_close_to_float64():
+    x = signal("speech", 16000)
+    a = kaldi_fbank(x, sr=16000, dtype=np.float32)
+    b = kaldi_fbank(x, sr=16000)
+    assert a.dtype == np.float32 and b.dtype == np.float64
+    assert np.max(np.abs(a - b)) <= 2e-3
+    assert np.median(np.abs(a - b)) <= 1e-5
+
+
+# --------------------------------------------------------------------------------------------
+# Tables
+# --------------------------------------------------------------------------------------------
+def test_window_formulas():
+    o = FbankOptions()
+    w = window_function(o)
+    i = np.arange(400)
+    np.testing.assert_allclose(w, (0.5 - 0.5 * np.cos(2 * np.pi * i / 399)) ** 0.85, rtol=1e-6, atol=1e-7)
+    for kind in ("povey", "hamming", "hanning", "rectangular", "blackman"):
+        for sr in (16000, 8000):
+            ref = np.asarray(knf.FeatureWindowFunction(knf.FrameExtractionOptions(samp_freq=sr, window_type=kind)).window)
+            ours = window_function(FbankOptions(samp_freq=sr, window_type=kind))
+            assert ours.dtype == np.float32 and ours.shape == (sr // 40,)
+            np.testing.assert_allclose(ours, ref, rtol=0, atol=2e-7)
+
+
+def test_mel_bank_shape_and_triangles():
+    bank = mel_banks(FbankOptions())
+    assert bank.shape == (23, 257) and bank.dtype == np.float32
+    assert np.all(bank[:, -1] == 0)  # Nyquist bin unused, as Kaldi
+    assert np.all(bank >= 0) and np.all(bank <= 1)
+    # adjacent triangles sum to 1 between the first and last centres (linear in mel)
+    o = FbankOptions()
+    lo, hi = mel_scale(o.low_freq), mel_scale(8000.0)
+    d = (hi - lo) / 24
+    m = mel_scale(np.arange(257) * 16000 / 512)
+    between = (m > lo + d) & (m < lo + 23 * d)
+    np.testing.assert_allclose(bank.sum(axis=0)[between], 1.0, atol=1e-5)
+    # band j rises from left_j to its centre: weight (m - left)/(centre - left)
+    k = np.flatnonzero((m > lo + 5 * d) & (m <= lo + 6 * d))
+    np.testing.assert_allclose(bank[5, k], (m[k] - (lo + 5 * d)) / d, rtol=1e-4)
+
+
+def test_dct_matrix_is_orthonormal_and_lifter_formula():
+    d = dct_matrix(23, 23)
+    np.testing.assert_allclose(d @ d.T, np.eye(23), atol=1e-12)
+    import scipy.fft
+
+    np.testing.assert_allclose(d, scipy.fft.dct(np.eye(23), norm="ortho", axis=0), atol=1e-12)
+    lc = lifter_coeffs(13, 22.0)
+    assert lc[0] == 1.0
+    np.testing.assert_allclose(lc, 1 + 11 * np.sin(np.pi * np.arange(13) / 22))
+    np.testing.assert_array_equal(lifter_coeffs(5, 0.0), np.ones(5))
+
+
+def test_sizes_follow_kaldi_truncation():
+    o = FbankOptions()
+    assert (o.window_size, o.window_shift, o.padded_window_size) == (400, 160, 512)
+    o8 = FbankOptions(samp_freq=8000)
+    assert (o8.window_size, o8.window_shift, o8.padded_window_size) == (200, 80, 256)
+    assert FbankOptions(samp_freq=44100).window_size == 1102  # 1102.5 truncated
+    assert FbankOptions(round_to_power_of_two=False).padded_window_size == 400
+    np.testing.assert_array_equal(frame_starts(3, FbankOptions(snip_edges=False)), [-120, 40, 200])
+
+
+# --------------------------------------------------------------------------------------------
+# Streaming, dither, layout, scale
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("opts", [FbankOptions(), FbankOptions(snip_edges=False), MfccOptions(snip_edges=False),
+                                  MfccOptions(dither=1.0)])
+@pytest.mark.parametrize("block", [1, 161, 4000, 100000])
+def test_stream_equals_whole(opts, block):
+    x = synth(16000)
+    func = kaldi_mfcc if isinstance(opts, MfccOptions) else kaldi_fbank
+    whole = func(x, options=opts, seed=3)
+    parts = list(kaldi_features_blocks((x[i: i + block] for i in range(0, x.size, block)), opts, seed=3))
+    got = np.concatenate(parts)
+    assert got.shape == whole.shape
+    np.testing.assert_allclose(got, whole, rtol=1e-9, atol=1e-8)
+
+
+def test_stream_keeps_memory_bounded():
+    s = KaldiFeatureStream(FbankOptions(snip_edges=False))
+    x = np.random.default_rng(0).standard_normal(16000 * 5) * 0.1
+    for i in range(0, x.size, 1000):
+        s.accept_waveform(x[i: i + 1000])
+        assert s._buf.size <= 400 + 160 + 1000
+    s.input_finished()
+    with pytest.raises(ParameterError, match="after input_finished"):
+        s.accept_waveform(x[:10])
+
+
+def test_dither_is_seeded_and_gaussian():
+    x = np.zeros(16000)
+    a = kaldi_fbank(x, sr=16000, dither=1.0, seed=7)
+    b = kaldi_fbank(x, sr=16000, dither=1.0, seed=7)
+    c = kaldi_fbank(x, sr=16000, dither=1.0, seed=8)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    # unit-variance dither on silence: mel energy ~ sum_k M[j,k] * E|X_k|^2, E|X_k|^2 ~ sum(w_pre^2)
+    assert np.all(a > np.log(FLT_EPSILON) + 5)
+    m = kaldi_mfcc(x, sr=16000, dither=1.0, seed=7)
+    # raw log energy of W unit-variance samples (mean removed): ln(399) on average
+    assert abs(np.mean(m[:, 0]) - np.log(399)) < 0.02
+
+
+def test_sample_scale_shifts_log_mel():
+    x = signal("speech", 16000)
+    a = kaldi_fbank(x, sr=16000)
+    b = kaldi_fbank(x * 32768.0, sr=16000, sample_scale=1.0)
+    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-9)
+    c = kaldi_fbank(x, sr=16000, sample_scale=1.0)
+    big = a > np.log(FLT_EPSILON) + 2 * np.log(32768.0) + 1
+    np.testing.assert_allclose(c[big], a[big] - 2 * np.log(32768.0), atol=1e-9)
+
+
+def test_layout_multichannel_and_dtype():
+    x = np.stack([signal("speech", 16000)[:16000], synth(16000)[:16000]])
+    out = kaldi_fbank(x, sr=16000)
+    assert out.shape == (2, 98, 23) and out.dtype == np.float64  # (channels, frames, bins)
+    np.testing.assert_array_equal(out[1], kaldi_fbank(x[1], sr=16000))
+    assert kaldi_mfcc(x[0], sr=16000, dtype=np.float32).dtype == np.float32
+    assert kaldi_fbank(np.zeros(100), sr=16000).shape == (0, 23)
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------------------------
+def test_errors():
+    with pytest.raises(ParameterError, match="unknown window_type 'hann'; allowed: povey"):
+        FbankOptions(window_type="hann")
+    with pytest.raises(ParameterError, match="num_mel_bins must be a whole number >= 3"):
+        FbankOptions(num_mel_bins=2)
+    with pytest.raises(ParameterError, match="bad mel band edges"):
+        FbankOptions(low_freq=9000)
+    with pytest.raises(ParameterError, match="bad mel band edges"):
+        FbankOptions(high_freq=9000)
+    with pytest.raises(ParameterError, match=r"num_ceps \(30\) cannot be larger than num_mel_bins \(23\)"):
+        MfccOptions(num_ceps=30)
+    with pytest.raises(ParameterError, match="preemph_coeff must be in"):
+        FbankOptions(preemph_coeff=1.5)
+    with pytest.raises(ParameterError, match="dither must be >= 0"):
+        FbankOptions(dither=-1)
+    with pytest.raises(ParameterError, match="snip_edges must be True or False"):
+        FbankOptions(snip_edges=1)
+    with pytest.raises(ParameterError, match="sr 8000 Hz does not match samp_freq 16000.0"):
+        kaldi_fbank(np.zeros(1000), options=FbankOptions(), sr=8000)
+    with pytest.raises(ParameterError, match="unknown FbankOptions option"):
+        kaldi_fbank(np.zeros(1000), sr=16000, num_ceps=13)
+    with pytest.raises(ParameterError, match="contains no FFT bin"):
+        mel_banks(FbankOptions(num_mel_bins=200))
+    with pytest.raises(ParameterError, match="NaN or infinity"):
+        kaldi_fbank(np.array([0.0, np.nan] * 400), sr=16000)
+    with pytest.raises(ParameterError, match="sample_scale must be a finite number > 0"):
+        kaldi_fbank(np.zeros(1000), sr=16000, sample_scale=0)
+    with pytest.raises(ParameterError, match="dtype must be float32 or float64"):
+        kaldi_fbank(np.zeros(1000), sr=16000, dtype=np.float16)
