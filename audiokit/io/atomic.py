@@ -24,6 +24,7 @@ import errno
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -65,9 +66,12 @@ def check_output_path(output: str | os.PathLike, inputs: Sequence[str | os.PathL
         When the output is an input file, a directory, or its folder does not
         exist or is not writable.
     """
-    if is_stdio(output):
+    if is_stdio(output) or is_stream_target(output):
         return
     out = Path(output)
+    with contextlib.suppress(OSError):
+        if stat.S_ISBLK(os.stat(out).st_mode):
+            raise OutputError("output is a block device; refusing to write to it", out)
     for source in inputs:
         if is_stdio(source):
             continue
@@ -178,13 +182,29 @@ def glob_escape(name: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 
+def is_stream_target(path: str | os.PathLike) -> bool:
+    """True for outputs that are written straight through, never renamed onto: a FIFO, a character device
+    (``/dev/null``) or a ``/dev/fd/N`` path (bash's ``>(cmd)``)."""
+    text = str(path)
+    if text.startswith(("/dev/fd/", "/proc/self/fd/")):
+        return True
+    try:
+        mode = os.stat(text).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
 def _finish(tmp: Path, path: str | os.PathLike) -> None:
-    """Move a finished temp file to ``path`` (or copy it to stdout for ``-``)."""
+    """Move a finished temp file to ``path`` (or copy it to stdout for ``-``, or into a FIFO/device)."""
     try:
         if is_stdio(path):
             with open(tmp, "rb") as src:
                 shutil.copyfileobj(src, sys.stdout.buffer, 2**20)
             sys.stdout.buffer.flush()
+        elif is_stream_target(path):
+            with open(tmp, "rb") as src, open(path, "wb") as dst:
+                shutil.copyfileobj(src, dst, 2**20)
         else:
             os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, Path(path))
@@ -222,11 +242,11 @@ def atomic_output(path: str | os.PathLike, *, suffix: str | None = None) -> Iter
     -----
     Inside :func:`outputs_together` the rename waits for the end of that block.
     """
-    to_stdout = is_stdio(path)
-    if to_stdout:
+    if is_stdio(path) or is_stream_target(path):
+        # spooled in the temp folder: a pipe or device cannot be renamed onto (nor seeked for a WAV header)
         folder = Path(tempfile.gettempdir())
-        stem = "audiokit-stdout"
-        suffix = suffix or ""
+        stem = "audiokit-stdout" if is_stdio(path) else "audiokit-stream"
+        suffix = suffix or (Path(str(path)).suffix if not is_stdio(path) else "")
     else:
         dest = Path(path)
         folder = dest.parent if str(dest.parent) else Path(".")

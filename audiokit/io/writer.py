@@ -19,7 +19,7 @@ import numpy as np
 import soundfile as sf
 
 from ..errors import OutputError, ParameterError
-from .atomic import atomic_output, describe_os_error
+from .atomic import atomic_output, describe_os_error, is_stream_target
 from .subtypes import DEFAULT_SUBTYPE, SUBTYPE_BITS, resolve_subtype
 
 _INT_CONTAINER = {"PCM_U8": (np.int16, 8), "PCM_16": (np.int16, 0), "PCM_24": (np.int32, 8), "PCM_32": (np.int32, 0)}
@@ -29,7 +29,7 @@ FLAC_SUBTYPES = ("PCM_16", "PCM_24")
 
 
 def audio_container(path: str | os.PathLike, subtype: str) -> str:
-    """The container an audio output path asks for: ``WAV`` (``.wav`` or ``-``) or ``FLAC`` (``.flac``).
+    """The container an audio output path asks for: ``WAV`` (``.wav``, ``-``, a FIFO or device) or ``FLAC`` (``.flac``).
 
     Raises
     ------
@@ -39,7 +39,7 @@ def audio_container(path: str | os.PathLike, subtype: str) -> str:
     """
     text = str(path)
     suffix = "" if text == "-" else Path(text).suffix.lower()
-    if text == "-" or suffix == ".wav":
+    if suffix != ".flac" and (text == "-" or suffix == ".wav" or is_stream_target(text)):
         return "WAV"
     if suffix == ".flac":
         if subtype not in FLAC_SUBTYPES:

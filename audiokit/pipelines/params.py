@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..errors import ParameterError
 from ..io import RawFormat, open_audio
+from ..io.atomic import is_stream_target
 from ..io.reader import MAX_SR, MIN_SR, AudioSource
 from ..units import parse_duration, parse_frequency, parse_rate
 
@@ -78,7 +79,7 @@ def rate_hz(option: str, text: str) -> int:
 
 def check_figure_path(path: str | None) -> None:
     """Figures are PNG: refuse an output named as another format (``-o x.jpg``) instead of mislabelling it."""
-    if path is None or path == "-" or path.lower().endswith(".png"):
+    if path is None or path == "-" or path.lower().endswith(".png") or is_stream_target(path):
         return
     raise ParameterError(f"-o: {path!r}: figures are written as PNG; give a path ending in .png (or - for stdout)")
 
