@@ -145,3 +145,11 @@ def test_one_floor_table_and_db_factor():
     import audiokit.dsp.stft as stft
 
     assert (stft.AMIN_POWER, stft.AMIN_MAGNITUDE) == (AMIN["power"], AMIN["magnitude"])
+
+
+def test_reference_db_is_the_peak_or_the_log_of_ref():
+    from audiokit.dsp.scaling import reference_db
+
+    assert reference_db("max", -3.5, "power") == -3.5
+    assert reference_db(100.0, 0.0, "power") == pytest.approx(20.0)
+    assert reference_db(100.0, 0.0, "magnitude") == pytest.approx(40.0)

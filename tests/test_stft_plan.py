@@ -104,3 +104,14 @@ def test_invertible_is_scipy_nola():
     for hop in (64, 100, 200, 256):
         plan = StftPlan(sr=16000, win_length=256, hop_length=hop, window="hann")
         assert plan.invertible == ss.check_NOLA(ss.get_window("hann", 256), 256, 256 - hop)
+
+
+def test_bins_between_keeps_the_bins_inside_the_range():
+    plan = StftPlan(sr=16000, win_length=400, hop_length=160, n_fft=512)  # bins 31.25 Hz apart
+    rows = plan.bins_between(100.0, 1000.0)
+    assert (rows.start, rows.stop) == (4, 33)  # 125 Hz .. 1000 Hz inclusive
+    assert plan.freqs[rows][0] >= 100 and plan.freqs[rows][-1] <= 1000
+    with pytest.raises(ParameterError, match="must be below --fmax"):
+        plan.bins_between(1000.0, 100.0)
+    with pytest.raises(ParameterError, match="contains no bin"):
+        plan.bins_between(100.0, 110.0)

@@ -31,6 +31,8 @@ rescale_db(to_db(S, ref=1.0, top_db=None), ref_db='max', top_db=t)``.
 
 from __future__ import annotations
 
+import math
+
 from typing import Literal, cast, get_args
 
 import numpy as np
@@ -47,6 +49,7 @@ __all__ = [
     "db_to_power",
     "magnitude",
     "power",
+    "reference_db",
     "rescale_db",
     "to_db",
 ]
@@ -231,6 +234,16 @@ def rescale_db(
     if top_db is not None:
         np.maximum(out, S_db.dtype.type(peak - ref_v - top_db), out=out)
     return out
+
+
+def reference_db(ref: float | Literal["max"], peak_db: float, kind: Kind) -> float:
+    """The dB value that becomes 0 dB: ``peak_db`` for ``"max"``, else ``DB_FACTOR[kind]·log10(ref)``.
+
+    ``ref`` is a linear value of the same kind (power or magnitude) as the data.
+    """
+    if ref == "max":
+        return peak_db
+    return DB_FACTOR[_check_kind(kind)] * math.log10(float(ref))
 
 
 def db_to_power(S_db: np.ndarray, *, ref: float = 1.0) -> np.ndarray:

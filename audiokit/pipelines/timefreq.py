@@ -154,15 +154,10 @@ def default_outputs(path: str, kind: str, png: str | None, npy: str | None) -> t
 
 def band_rows(options: TimeFreqOptions, plan: Any) -> tuple[slice, np.ndarray]:
     """Rows of the spectrogram kept by ``--fmin/--fmax`` (a slice of bins) and their centre frequencies (Hz)."""
-    freqs = plan.freqs
     fmin = frequency_hz("--fmin", options.fmin) if options.fmin is not None else 0.0
-    fmax = frequency_hz("--fmax", options.fmax) if options.fmax is not None else freqs[-1]
-    if fmax <= fmin:
-        raise ParameterError(f"--fmin {fmin:g} Hz must be below --fmax {fmax:g} Hz")
-    keep = np.flatnonzero((freqs >= fmin) & (freqs <= fmax))
-    if keep.size == 0:
-        raise ParameterError(f"--fmin/--fmax {fmin:g}..{fmax:g} Hz contains no bin (bins are {plan.delta_f:g} Hz apart)")
-    return slice(int(keep[0]), int(keep[-1]) + 1), freqs[keep[0] : keep[-1] + 1]
+    fmax = frequency_hz("--fmax", options.fmax) if options.fmax is not None else float(plan.freqs[-1])
+    rows = plan.bins_between(fmin, fmax)
+    return rows, plan.freqs[rows]
 
 
 def mel_bank(options: TimeFreqOptions, plan: Any) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
@@ -309,16 +304,9 @@ def _to_log(chunk: np.ndarray, power_kind: str, log: str, amin: float) -> np.nda
     return to_db(chunk, kind=power_kind, ref=1.0, top_db=None)
 
 
-def reference_db(ref: str | float, peak_db: float, power_kind: str) -> float:
-    """The dB value that becomes 0 dB: the peak for ``max``, else ``10·log10(ref)`` (power) or ``20·log10(ref)``."""
-    if ref == "max":
-        return peak_db
-    return (10.0 if power_kind == "power" else 20.0) * math.log10(float(ref))
-
-
 def _apply_reference(npy: NpyFrameWriter, ref: str | float, top_db: float, peak_db: float, power_kind: str) -> float:
     """Second pass over the saved dB values: subtract the reference, clip at ``top_db``; return ref in dB."""
-    from ..dsp.scaling import rescale_db
+    from ..dsp.scaling import reference_db, rescale_db
 
     ref_db = reference_db(ref, peak_db, power_kind)
     top = top_db if top_db > 0 else None

@@ -204,6 +204,22 @@ class StftPlan:
         """Bin frequencies in Hz: ``k * sr / n_fft`` for ``k = 0 .. n_fft//2``, shape ``(n_freqs,)``."""
         return np.arange(self.n_freqs) * (float(self.sr) / self.n_fft)
 
+    def bins_between(self, fmin: float, fmax: float) -> slice:
+        """The bins ``k`` with ``fmin <= k·sr/n_fft <= fmax`` (Hz), as a slice of the frequency axis.
+
+        Raises
+        ------
+        ParameterError
+            When ``fmax <= fmin`` or no bin falls in the range.
+        """
+        if fmax <= fmin:
+            raise ParameterError(f"--fmin {fmin:g} Hz must be below --fmax {fmax:g} Hz")
+        freqs = self.freqs
+        keep = np.flatnonzero((freqs >= fmin) & (freqs <= fmax))
+        if keep.size == 0:
+            raise ParameterError(f"--fmin/--fmax {fmin:g}..{fmax:g} Hz contains no bin (bins are {self.delta_f:g} Hz apart)")
+        return slice(int(keep[0]), int(keep[-1]) + 1)
+
     @property
     def nola_min(self) -> float:
         """Smallest steady-state sum of squared shifted windows, ``windows.nola_min(padded_window, hop_length)``."""
