@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .dsp.hum import DehumResult
     from .dsp.peaks import Peak
     from .dsp.stft import StftPlan
+    from .dsp.stft.plan import PadMode
 
 __all__ = [
     "stft", "istft", "spectrogram", "melspectrogram", "log_melspectrogram", "mel_filterbank", "spectrum",
@@ -40,7 +41,7 @@ def _rows(y: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
 
 def _plan(
     *, sr: float | None, n_fft: int, hop_length: int | None, win_length: int | None, window: str, center: bool,
-    pad_mode: str,
+    pad_mode: PadMode,
 ) -> StftPlan:
     """The :class:`~audiokit.dsp.stft.StftPlan` of librosa-style arguments.
 
@@ -58,7 +59,7 @@ def _plan(
 
 def stft(
     y: np.ndarray, *, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
-    window: str = "hann", center: bool = False, pad_mode: str = "constant", sr: float | None = None,
+    window: str = "hann", center: bool = False, pad_mode: PadMode = "constant", sr: float | None = None,
 ) -> np.ndarray:
     """Complex STFT ``X[..., k, m] = Σ_n w[n]·y[m·hop + n]·e^(−2πikn/n_fft)`` (unnormalised).
 
@@ -91,7 +92,7 @@ def stft(
 
 def istft(
     stft_matrix: np.ndarray, *, n_fft: int | None = None, hop_length: int | None = None, win_length: int | None = None,
-    window: str = "hann", center: bool = False, pad_mode: str = "constant", length: int | None = None,
+    window: str = "hann", center: bool = False, pad_mode: PadMode = "constant", length: int | None = None,
     sr: float | None = None,
 ) -> np.ndarray:
     """Inverse of :func:`stft` by weighted overlap-add (exact wherever the window sum is nonzero).
@@ -116,7 +117,7 @@ def istft(
 
 def spectrogram(
     y: np.ndarray, *, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
-    window: str = "hann", center: bool = False, pad_mode: str = "constant", power: float = 2.0,
+    window: str = "hann", center: bool = False, pad_mode: PadMode = "constant", power: float = 2.0,
     log: Literal["db", "ln"] | None = None, sr: float | None = None,
 ) -> np.ndarray:
     """``|X|**power`` of :func:`stft` (power 2: power, 1: magnitude), optionally in dB or ln (floored).
@@ -144,7 +145,7 @@ def mel_filterbank(
 
 def melspectrogram(
     y: np.ndarray, *, sr: float, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
-    window: str = "hann", center: bool = False, pad_mode: str = "constant", n_mels: int = 80, fmin: float = 0.0,
+    window: str = "hann", center: bool = False, pad_mode: PadMode = "constant", n_mels: int = 80, fmin: float = 0.0,
     fmax: float | None = None, mel_scale: Literal["htk", "slaney"] = "htk", norm: Literal["slaney"] | None = None,
     power: float = 2.0,
 ) -> np.ndarray:
@@ -158,7 +159,7 @@ def melspectrogram(
 
 def log_melspectrogram(
     y: np.ndarray, *, sr: float, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
-    window: str = "hann", center: bool = False, pad_mode: str = "constant", n_mels: int = 80, fmin: float = 0.0,
+    window: str = "hann", center: bool = False, pad_mode: PadMode = "constant", n_mels: int = 80, fmin: float = 0.0,
     fmax: float | None = None, mel_scale: Literal["htk", "slaney"] = "htk", norm: Literal["slaney"] | None = None,
     power: float = 2.0, log: Literal["db", "ln"] = "db", amin: float | None = None,
     ref: float | Literal["max"] = 1.0, top_db: float | None = 80.0,

@@ -17,6 +17,7 @@ class                  exit code  meaning
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -33,7 +34,7 @@ class AudiokitError(Exception):
 
     exit_code = 1
 
-    def __init__(self, reason: str, path: str | Path | None = None):
+    def __init__(self, reason: str, path: str | os.PathLike[str] | None = None):
         super().__init__(reason)
         self.reason = reason
         self.path = None if path is None else str(path)

@@ -62,7 +62,7 @@ def check_int(
             bounds = " >= {minimum}" if maximum is None else " from {minimum} to {maximum}"
             message = "{name} must be a whole number" + (bounds if minimum is not None else "") + ", got {value!r}"
         raise ParameterError(message.format(name=name, value=value, minimum=minimum, maximum=maximum))
-    return int(value)  # type: ignore[call-overload]
+    return int(value)  # type: ignore[call-overload,no-any-return]
 
 
 def check_real(

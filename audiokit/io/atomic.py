@@ -163,7 +163,7 @@ def _alive(pid: int) -> bool:
 
 def remove_stale_temps(folder: Path, name: str) -> list[Path]:
     """Remove audiokit temp files of ``name`` in ``folder`` whose writing process is dead; return them."""
-    removed = []
+    removed: list[Path] = []
     try:
         candidates = list(folder.glob(f".{glob_escape(name)}{TEMP_MARKER}*"))
     except OSError:

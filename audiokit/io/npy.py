@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 from pathlib import Path
+from typing import BinaryIO, Literal
 
 import numpy as np
 
@@ -45,7 +46,7 @@ class NpyFrameWriter:
         self.dtype = np.dtype(dtype)
         self.written = 0
         self._stack = contextlib.ExitStack()
-        self._fh = None
+        self._fh: BinaryIO | None = None
 
     @property
     def tmp_path(self) -> Path:
@@ -69,6 +70,7 @@ class NpyFrameWriter:
             raise ValueError(f"chunk shape {chunk.shape} does not match {self.shape[:-1]} + (frames,)")
         # Fortran order of (..., frames) == C order of the reversed axes.
         data = np.ascontiguousarray(chunk.transpose(tuple(range(chunk.ndim - 1, -1, -1))), dtype=self.dtype)
+        assert self._fh is not None, "used outside its with block"
         try:
             self._fh.write(data.data)
         except OSError as exc:
@@ -83,6 +85,7 @@ class NpyFrameWriter:
         shape; memory stays at one chunk.  Used for global references such as
         dB relative to the maximum, known only after the last frame.
         """
+        assert self._fh is not None, "used outside its with block"
         self._fh.flush()
         frame_shape = self.shape[-2::-1]
         frame_bytes = int(np.prod(frame_shape, dtype=np.int64)) * self.dtype.itemsize
@@ -97,9 +100,10 @@ class NpyFrameWriter:
                 fh.seek(start + first * frame_bytes)
                 fh.write(np.ascontiguousarray(transform(chunk), dtype=self.dtype).data)
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         failure = None
         try:
+            assert self._fh is not None, "used outside its with block"
             self._fh.close()
         except OSError as err:
             failure = OutputError(describe_os_error(err), self.path)

@@ -14,6 +14,7 @@ import contextlib
 import os
 import warnings
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import soundfile as sf
@@ -136,15 +137,17 @@ class WavWriter:
             raise ValueError(f"block must be shaped ({self.channels}, n), got {block.shape}")
         data, clipped = encode_block(block, self.subtype)
         self.clipped += clipped
+        assert self._sf is not None, "used outside its with block"
         try:
             self._sf.write(data)
         except (sf.LibsndfileError, RuntimeError, OSError) as exc:
             raise OutputError(_write_failure(exc, self.path), self.path) from exc
         self.n_samples += block.shape[1]
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         failure = None
         try:
+            assert self._sf is not None, "used outside its with block"
             self._sf.close()
         except (sf.LibsndfileError, RuntimeError, OSError) as err:
             if exc_type is None:

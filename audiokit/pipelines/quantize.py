@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from ..io.subtypes import SUBTYPE_CAPACITY, resolve_subtype
 from ..io.writer import audio_container
 from .params import InputOptions, finite_or_none
 from .progress import SILENT, Reporter
+
+if TYPE_CHECKING:
+    from ..dsp.quantize import Dither, NoiseShape
 
 __all__ = ["QuantizeOptions", "QuantizeResult", "quantize_file", "default_subtype", "output_subtype"]
 
@@ -113,6 +116,7 @@ def quantize_file(path: str, output: str | None, options: QuantizeOptions, *,
     """Quantize ``path`` into ``output`` (default ``<stem>.<B>bit.wav`` beside it; ``-``: stdout)."""
     options.check()
     bits = options.bits
+    dither, noise_shape = cast("Dither", options.dither), cast("NoiseShape", options.noise_shape)
     kind = output_subtype(bits, options.subtype)
     # the derived name needs a file name: stdin without -o is refused before stdin is read
     target = output if output is not None else str(derived_output(path, f"{bits}bit", ".wav"))
@@ -120,7 +124,7 @@ def quantize_file(path: str, output: str | None, options: QuantizeOptions, *,
         check_output_path(target, [path])
         audio_container(target, kind)
         quantizer = Quantizer(
-            bits=bits, channels=source.channels, dither=options.dither, noise_shape=options.noise_shape, seed=options.seed
+            bits=bits, channels=source.channels, dither=dither, noise_shape=noise_shape, seed=options.seed
         )
         signal_energy = noise_energy = 0.0
         with reporter.progress(f"quantize {source.name}", source.n_samples) as advance, WavWriter(
@@ -137,7 +141,7 @@ def quantize_file(path: str, output: str | None, options: QuantizeOptions, *,
     count = quantizer.n_samples * n_channels
     sqnr = _db(signal_energy / noise_energy if noise_energy > 0 else math.inf)
     noise_rms = _db(noise_energy / count)
-    expected_rms = _db(expected_noise_power(bits, dither=options.dither, noise_shape=options.noise_shape))
+    expected_rms = _db(expected_noise_power(bits, dither=dither, noise_shape=noise_shape))
     if quantizer.n_clipped:
         warnings.warn(
             f"{target}: {quantizer.n_clipped} samples fell outside the {bits}-bit range [-1, 1 - 2^-{bits - 1}] "
@@ -162,7 +166,7 @@ def quantize_file(path: str, output: str | None, options: QuantizeOptions, *,
         "noise_density_dbfs_per_hz": finite_or_none(noise_rms - 10.0 * math.log10(sr / 2)),
         "expected_noise_rms_dbfs": finite_or_none(expected_rms),
         "full_scale_sine_sqnr_db": finite_or_none(
-            theoretical_sqnr_db(bits, dither=options.dither, noise_shape=options.noise_shape)
+            theoretical_sqnr_db(bits, dither=dither, noise_shape=noise_shape)
         ),
         "clipped": quantizer.n_clipped,
     }

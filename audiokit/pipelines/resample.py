@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from math import gcd
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 
@@ -33,11 +34,14 @@ from .fullscale import FullScaleGuard
 from .params import InputOptions, rate_hz
 from .progress import SILENT, Reporter
 
+if TYPE_CHECKING:
+    from ..dsp.resample import Quality
+
 __all__ = ["ResampleOptions", "ResampleResult", "resample_file", "rate_tag", "DEFAULT_QUALITY"]
 
 #: Method of :func:`audiokit.dsp.resample.resample` used with ``no_filter`` (sample picking).
-NAIVE_METHOD = "nearest"
-DEFAULT_QUALITY = "high"
+NAIVE_METHOD: Literal["nearest"] = "nearest"
+DEFAULT_QUALITY: Literal["high"] = "high"
 
 
 @dataclass(frozen=True)
@@ -78,17 +82,17 @@ def target_rate(text: str) -> int:
     return sr
 
 
-def _quality(options: ResampleOptions) -> str:
+def _quality(options: ResampleOptions) -> Quality:
     if options.no_filter and options.quality is not None:
         raise ParameterError("--quality has no effect with --no-filter (there is no filter); give one or the other")
     if options.quality is None:
         return DEFAULT_QUALITY
     if options.quality not in QUALITIES:
         raise ParameterError(f"--quality: unknown quality {options.quality!r} (allowed: {', '.join(QUALITIES)})")
-    return options.quality
+    return cast("Quality", options.quality)
 
 
-def _filtered_blocks(source: AudioSource, sr_out: int, quality: str) -> Iterator[np.ndarray]:
+def _filtered_blocks(source: AudioSource, sr_out: int, quality: Quality) -> Iterator[np.ndarray]:
     """Band-limited output blocks (soxr), ending with the filter tail."""
     dtype = np.float64 if quality == "very-high" else np.float32
     resampler = Resampler(sr_in=source.sr, sr_out=sr_out, channels=source.channels, dtype=dtype, quality=quality)
@@ -97,7 +101,7 @@ def _filtered_blocks(source: AudioSource, sr_out: int, quality: str) -> Iterator
     yield resampler.flush()
 
 
-def _naive_blocks(source: AudioSource, sr_out: int, method: str) -> Iterator[np.ndarray]:
+def _naive_blocks(source: AudioSource, sr_out: int, method: Literal["nearest"]) -> Iterator[np.ndarray]:
     """Output of the naive ``method`` on the whole input, computed in chunks.
 
     With ``g = gcd(sr_in, sr_out)``, every ``L = sr_in / g`` input samples map

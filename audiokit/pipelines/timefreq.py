@@ -15,7 +15,7 @@ import contextlib
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
@@ -26,6 +26,12 @@ from ..io.reader import BLOCK_SAMPLES
 from .params import InputOptions, check_figure_path, choice, duration_samples, frequency_hz
 from .progress import SILENT, Reporter
 from .sidecar import timefreq_metadata
+
+if TYPE_CHECKING:
+    from ..dsp.mel import MelNorm, MelScale
+    from ..dsp.scaling import Kind
+    from ..dsp.stft.forward import Output
+    from ..dsp.stft.plan import PadMode
 
 __all__ = [
     "StftOptions", "MelOptions", "TimeFreqOptions", "TimeFreqResult", "timefreq", "mel_bank", "SCALES",
@@ -69,7 +75,7 @@ class StftOptions:
         pad_mode = choice("--pad-mode", self.pad_mode, PAD_MODES)
         return StftPlan(
             sr=sr, win_length=win, hop_length=hop, n_fft=n_fft, window=self.window, periodic=not self.symmetric,
-            center=self.center, pad_mode=pad_mode, dtype="float32",
+            center=self.center, pad_mode=cast("PadMode", pad_mode), dtype="float32",
         )
 
 
@@ -123,7 +129,7 @@ class TimeFreqResult:
     shape: tuple[int, ...] | None
 
 
-def parse_ref(text: str) -> str | float:
+def parse_ref(text: str) -> float | Literal["max"]:
     """``--ref``: ``max`` or a positive number (the linear value that reads 0 dB)."""
     if text.lower() == "max":
         return "max"
@@ -165,19 +171,20 @@ def mel_bank(options: TimeFreqOptions, plan: Any) -> tuple[np.ndarray, dict[str,
     from ..dsp.mel import mel_filterbank, mel_frequencies
 
     mel = (options.mel or MelOptions()).checked()
-    norm = None if mel.norm == "none" else mel.norm
+    norm = None if mel.norm == "none" else cast("MelNorm", mel.norm)
+    mel_scale = cast("MelScale", mel.mel_scale)
     fmin = frequency_hz("--fmin", options.fmin) if options.fmin is not None else 0.0
     fmax = frequency_hz("--fmax", options.fmax) if options.fmax is not None else plan.sr / 2
     bank = mel_filterbank(
-        sr=plan.sr, n_fft=plan.n_fft, n_mels=mel.n_mels, fmin=fmin, fmax=fmax, scale=mel.mel_scale, norm=norm,
+        sr=plan.sr, n_fft=plan.n_fft, n_mels=mel.n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm,
         dtype=np.float32,
     )
-    centres = mel_frequencies(mel.n_mels + 2, fmin=fmin, fmax=fmax, scale=mel.mel_scale)[1:-1]
+    centres = mel_frequencies(mel.n_mels + 2, fmin=fmin, fmax=fmax, scale=mel_scale)[1:-1]
     meta = {"n_mels": mel.n_mels, "fmin_hz": fmin, "fmax_hz": fmax, "mel_scale": mel.mel_scale, "norm": mel.norm}
     return bank, meta, centres
 
 
-def _values_text(kind: str, power_kind: str, scale: str, log: str, complex_out: bool) -> str:
+def _values_text(kind: str, power_kind: Kind, scale: str, log: str, complex_out: bool) -> str:
     """The sidecar's ``values`` formula."""
     linear = "|X|^2" if power_kind == "power" else "|X|"
     if kind == "mel":
@@ -217,7 +224,8 @@ def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy
         plan = options.stft.plan(source.sr)
         channels = 1 if options.mix else source.channels
         backend = get_backend(options.stft.fft)
-        filterbank, mel_meta = None, {}
+        filterbank: np.ndarray | None = None
+        mel_meta: dict[str, Any] = {}
         row_slice = slice(None)
         if kind == "mel":
             filterbank, mel_meta, row_freqs = mel_bank(options, plan)
@@ -225,8 +233,9 @@ def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy
         else:
             row_slice, row_freqs = band_rows(options, plan)
             rows = row_freqs.size
-        power_kind = "magnitude" if scale == "magnitude" else "power"
-        stream = StftStream(plan, output="complex" if want_complex else power_kind, filterbank=filterbank, backend=backend)
+        power_kind: Kind = "magnitude" if scale == "magnitude" else "power"
+        output: Output = "complex" if want_complex else power_kind
+        stream = StftStream(plan, output=output, filterbank=filterbank, backend=backend)
         n_frames = plan.n_frames(source.n_samples)
         shape = (rows, n_frames) if channels == 1 else (channels, rows, n_frames)
         npy_dtype = np.complex64 if want_complex else np.float32
@@ -295,16 +304,16 @@ def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy
     return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape)
 
 
-def _to_log(chunk: np.ndarray, power_kind: str, log: str, amin: float) -> np.ndarray:
+def _to_log(chunk: np.ndarray, power_kind: Kind, log: str, amin: float) -> np.ndarray:
     """Power/magnitude chunk to the saved log scale: dB re 1 (unclipped) or natural log, floored at ``amin``."""
     from ..dsp.scaling import to_db
 
     if log == "ln":
-        return np.log(np.maximum(chunk, amin))
+        return cast(np.ndarray, np.log(np.maximum(chunk, amin)))
     return to_db(chunk, kind=power_kind, ref=1.0, top_db=None)
 
 
-def _apply_reference(npy: NpyFrameWriter, ref: str | float, top_db: float, peak_db: float, power_kind: str) -> float:
+def _apply_reference(npy: NpyFrameWriter, ref: float | Literal["max"], top_db: float, peak_db: float, power_kind: Kind) -> float:
     """Second pass over the saved dB values: subtract the reference, clip at ``top_db``; return ref in dB."""
     from ..dsp.scaling import reference_db, rescale_db
 

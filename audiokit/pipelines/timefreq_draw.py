@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
 from ..io import write_bytes_atomic
+
+if TYPE_CHECKING:
+    from ..dsp.mel import MelScale
+    from ..dsp.scaling import Kind
 
 __all__ = ["draw_timefreq", "mel_ticks"]
 
@@ -23,18 +27,19 @@ def mel_ticks(n_mels: int, fmin: float, fmax: float, mel_scale: str) -> tuple[li
     """
     from ..dsp.mel import hz_to_mel
 
-    m_lo, m_hi = hz_to_mel(fmin, scale=mel_scale), hz_to_mel(fmax, scale=mel_scale)
+    scale = cast("MelScale", mel_scale)
+    m_lo, m_hi = hz_to_mel(fmin, scale=scale), hz_to_mel(fmax, scale=scale)
     positions, labels = [], []
     for hz in MEL_TICK_HZ:
         if fmin <= hz <= fmax:
-            frac = (hz_to_mel(hz, scale=mel_scale) - m_lo) / (m_hi - m_lo)
+            frac = (hz_to_mel(hz, scale=scale) - m_lo) / (m_hi - m_lo)
             positions.append(float(frac * (n_mels + 1) - 1))
             labels.append(f"{hz // 1000}k" if hz >= 1000 and hz % 1000 == 0 else str(hz))
     return positions, labels
 
 
-def draw_timefreq(png_path: str, options: Any, *, source_name: str, plan: Any, poolers: list[Any], kind: str,
-                  ref: str | float, row_freqs: np.ndarray, mel_meta: dict[str, Any], size: tuple[int, int]) -> None:
+def draw_timefreq(png_path: str, options: Any, *, source_name: str, plan: Any, poolers: list[Any], kind: Kind,
+                  ref: float | Literal["max"], row_freqs: np.ndarray, mel_meta: dict[str, Any], size: tuple[int, int]) -> None:
     """Render the pooled image(s) as dB (re ``ref``, clipped at ``options.top_db``) and write the PNG atomically."""
     from ..dsp.scaling import to_db
     from ..plot import png_bytes, spectrogram_figure
