@@ -19,6 +19,8 @@ from fractions import Fraction
 
 from .errors import ParameterError
 
+__all__ = ["Duration", "parse_duration", "parse_frequency", "parse_rate", "round_half_up"]
+
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _DURATION_RE = re.compile(rf"^\s*({_NUMBER})\s*(ms|s|us|µs|samples?|smp)?\s*$", re.IGNORECASE)
 _FREQUENCY_RE = re.compile(rf"^\s*({_NUMBER})\s*(hz|khz|k|mhz)?\s*$", re.IGNORECASE)

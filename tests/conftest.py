@@ -76,7 +76,7 @@ def wav_chunk():
 
 @pytest.fixture
 def pcm16():
-    """``pcm16(codes) -> bytes``: little-endian int16 bytes of integer codes (frames × channels)."""
+    """``pcm16(codes) -> bytes``: little-endian int16 bytes of integer codes, shaped (n_samples, channels)."""
 
     def make(codes) -> bytes:
         return np.asarray(codes, dtype="<i2").tobytes()

@@ -1,4 +1,6 @@
-"""Tests of audiokit.dsp.dft: axes, scaling, symmetry, Parseval, and interpolated peaks."""
+"""Tests of audiokit.dsp.dft: axes, scaling, symmetry, Parseval, two-sided amplitude and decibels.
+
+The peak fitting is tested in tests/test_peaks.py."""
 
 from __future__ import annotations
 
@@ -6,15 +8,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from audiokit.dsp.dft import (
-    Peak,
-    Spectrum,
+    DEFAULT_AMIN,
+    amplitude_to_db,
     bin_to_hz,
     fft_frequencies,
-    find_peaks,
     hz_to_bin,
     one_sided_weights,
     spectrum,
@@ -26,10 +25,6 @@ from audiokit.errors import ParameterError
 
 EPS = np.finfo(np.float64).eps
 EPS32 = np.finfo(np.float32).eps
-COSINE_SUM = ["rectangular", "hann", "hamming", "blackman", "blackmanharris", "nuttall", "flattop"]
-# The peak fit is a least-squares problem solved to rounding; its answers carry
-# errors of ~1e4·eps (frequency in bins, relative amplitude, phase in rad).
-FIT_TOL = 1e5 * EPS
 
 
 def naive_dft(x: np.ndarray, n_fft: int) -> np.ndarray:
@@ -40,7 +35,7 @@ def naive_dft(x: np.ndarray, n_fft: int) -> np.ndarray:
 
 
 def tone(freq, *, n, sr, amp=1.0, phase=0.0):
-    """amp·cos(2π f t + phase), the model find_peaks reports."""
+    """amp·cos(2π f t + phase) (the same helper as in tests/test_peaks.py)."""
     t = np.arange(n) / sr
     return amp * np.cos(2 * np.pi * freq * t + phase)
 
@@ -209,188 +204,78 @@ def test_spectrum_errors(args, kwargs, match):
         spectrum(args, **kwargs)
 
 
-# --------------------------------------------------------------------------- peaks
+# --------------------------------------------------------------------------- two-sided amplitude and decibels
 
 
-def test_three_tone_mix_is_exactly_three_peaks():
-    sr = 8000
-    x = generate("sine:50:1 + sine:120:0.5 + sine:300:0.25", n_samples=sr, sr=sr)[0]
-    peaks = find_peaks(spectrum(x, sr=sr), k=5)
-    assert [round(p.freq_hz, 9) for p in peaks] == [50.0, 120.0, 300.0]
-    for p, amp in zip(peaks, (1.0, 0.5, 0.25)):
-        assert isinstance(p, Peak)
-        assert p.amplitude == pytest.approx(amp, rel=1e-6)
-        assert p.dbfs == pytest.approx(20 * math.log10(amp), abs=1e-5)
-        # sin(2πft) = cos(2πft - π/2): cosine phase -π/2 at the first sample.
-        assert p.phase == pytest.approx(-math.pi / 2, abs=1e-6)
-        assert p.bin == pytest.approx(p.freq_hz)  # 1 Hz bins
+def naive_two_sided_amplitude(x: np.ndarray, w: np.ndarray, n_fft: int) -> np.ndarray:
+    """|X[k]| / sum(w) for k = 0 .. n_fft-1, by the defining sum over the whole circle."""
+    n = np.arange(x.size)
+    k = np.arange(n_fft)
+    return np.abs(np.exp(-2j * np.pi * np.outer(k, n) / n_fft) @ (x * w)) / np.sum(w)
 
 
-@pytest.mark.parametrize("window", ["hann", "rectangular", "blackmanharris"])
-def test_off_bin_mix_reports_no_sidelobes(window):
-    sr = 8000
-    x = sum(tone(f, n=sr, sr=sr, amp=a) for f, a in ((50.3, 1.0), (120.7, 0.5), (300.45, 0.25)))
-    spec = spectrum(x, sr=sr, window=window, n_fft=4 * sr)
-    # Zero padding makes sidelobes visible: many local maxima above -60 dB are not tones ...
-    mag, amp = np.abs(spec.X), spec.amplitude
-    local = (mag[1:-1] > mag[:-2]) & (mag[1:-1] > mag[2:]) & (amp[1:-1] >= 1e-3 * amp.max())
-    assert np.count_nonzero(local) >= {"hann": 20, "rectangular": 500, "blackmanharris": 3}[window]
-    # ... which the model subtraction removes.
-    peaks = find_peaks(spec, k=10)
-    assert [p.freq_hz for p in peaks] == pytest.approx([50.3, 120.7, 300.45], abs=1e-6)
-    assert [p.amplitude for p in peaks] == pytest.approx([1.0, 0.5, 0.25], rel=1e-6)
+@pytest.mark.parametrize(("n", "n_fft"), [(64, 64), (63, 63), (50, 128), (37, 75), (1, 1), (2, 2)])
+def test_two_sided_matches_the_full_dft(rng, n, n_fft):
+    x = rng.standard_normal(n)
+    spec = spectrum(x, sr=1000, n_fft=n_fft, window="hann" if n > 2 else "rectangular")
+    freqs, amplitude = spec.two_sided()
+    np.testing.assert_array_equal(freqs, np.arange(n_fft) * (1000 / n_fft))
+    assert freqs.shape == amplitude.shape == (n_fft,)
+    ref = naive_two_sided_amplitude(x, spec.window, n_fft)
+    np.testing.assert_allclose(amplitude, ref, rtol=0, atol=64 * n * EPS * np.abs(x).max() / spec.window_sum)
 
 
-@pytest.mark.parametrize("window", ["hann", "rectangular"])
-def test_on_bin_tone_is_exact(window):
-    sr, n = 16000, 16000
-    peaks = find_peaks(spectrum(tone(1000, n=n, sr=sr, amp=0.7, phase=1.1), sr=sr, window=window), k=1)
-    assert peaks[0].bin == pytest.approx(1000, abs=FIT_TOL)
-    assert peaks[0].freq_hz == pytest.approx(1000, abs=FIT_TOL)
-    assert peaks[0].amplitude == pytest.approx(0.7, rel=FIT_TOL)
-    assert peaks[0].phase == pytest.approx(1.1, abs=FIT_TOL)
+@pytest.mark.parametrize("n_fft", [1000, 1001])
+def test_two_sided_equals_the_mirrored_magnitude_bit_for_bit(n_fft):
+    """The definition the spectrum PNG used before the method existed, on float32 stereo input."""
+    x = generate("sine:100:0.5 + noise:0.01", n_samples=1000, sr=1000, channels=2, seed=3, dtype=np.float32)
+    spec = spectrum(x, sr=1000, n_fft=n_fft)
+    mirror = spec.magnitude[..., 1 : spec.n_fft - spec.n_bins + 1][..., ::-1]
+    expected = np.concatenate([spec.magnitude, mirror], axis=-1) / spec.window_sum
+    freqs, amplitude = spec.two_sided()
+    assert amplitude.dtype == np.float32 and amplitude.shape == (2, n_fft)
+    np.testing.assert_array_equal(amplitude, expected)
+    np.testing.assert_array_equal(freqs, np.arange(spec.n_fft) * spec.delta_f)
+    # Half the one-sided amplitude away from DC and Nyquist, at k and at n_fft - k.
+    assert amplitude[0, 100] == amplitude[0, n_fft - 100] == pytest.approx(0.25, rel=1e-2)
 
 
-@pytest.mark.parametrize("window", ["hann", "rectangular", "blackmanharris", "flattop", "kaiser:8.6"])
-@pytest.mark.parametrize("pad", [1, 2])
-def test_off_bin_accuracy_over_offsets(window, pad):
-    n, sr = 1000, 1000.0
-    worst_f = worst_a = worst_p = 0.0
-    for offset in np.linspace(0.0, 0.5, 11):
-        f = 123 + offset
-        spec = spectrum(tone(f, n=n, sr=sr, amp=0.6, phase=-0.8), sr=sr, window=window, n_fft=pad * n)
-        p = find_peaks(spec, k=1)[0]
-        worst_f = max(worst_f, abs(p.freq_hz - f) / (sr / n))
-        worst_a = max(worst_a, abs(20 * math.log10(p.amplitude / 0.6)))
-        worst_p = max(worst_p, abs(math.remainder(p.phase + 0.8, 2 * math.pi)))
-    # Targets were 0.02 bin and 0.5 dB; the kernel fit is exact to rounding.
-    assert worst_f <= FIT_TOL and worst_a <= FIT_TOL and worst_p <= FIT_TOL
+def test_two_sided_db_is_the_floored_log_of_the_two_sided_amplitude():
+    x = tone(100, n=1000, sr=1000, amp=0.5)
+    spec = spectrum(x, sr=1000)
+    freqs, db = spec.two_sided_db()
+    ref_freqs, amplitude = spec.two_sided()
+    np.testing.assert_array_equal(freqs, ref_freqs)
+    np.testing.assert_array_equal(db, 20 * np.log10(np.maximum(amplitude, 1e-10)))
+    assert db[100] == pytest.approx(20 * math.log10(0.25), abs=1e3 * EPS)
+    _, db_ref = spec.two_sided_db(ref=0.25, amin=1e-6)
+    np.testing.assert_array_equal(db_ref, 20 * np.log10(np.maximum(amplitude, 1e-6) / 0.25))
 
 
-def test_quadratic_log_interpolation_meets_targets_with_hann():
-    n, sr = 1000, 1000.0
-    for offset in np.linspace(0.0, 0.5, 21):
-        f = 200 + offset
-        spec = spectrum(tone(f, n=n, sr=sr, amp=0.5, phase=0.3), sr=sr)
-        p = find_peaks(spec, k=1, interpolation="quadratic-log")[0]
-        assert abs(p.freq_hz - f) <= 0.02
-        assert abs(20 * math.log10(p.amplitude / 0.5)) <= 0.01  # target was 0.5 dB
-        plain = find_peaks(spec, k=1, interpolation="none")[0]
-        k0 = round(f)
-        assert plain.freq_hz == k0 and plain.amplitude == pytest.approx(spec.amplitude[k0], rel=4 * EPS)
-    # Half a bin off, the plain reading shows Hann's scalloping loss, 20·log10(8/(3π)) dB.
-    assert plain.dbfs - 20 * math.log10(0.5) == pytest.approx(20 * math.log10(8 / (3 * math.pi)), abs=0.01)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_amplitude_to_db_against_the_naive_definition(rng, dtype):
+    amplitude = np.abs(rng.standard_normal(1000)).astype(dtype) * 10.0 ** rng.uniform(-12, 0, 1000).astype(dtype)
+    amplitude[:3] = 0.0
+    db = amplitude_to_db(amplitude)
+    assert db.dtype == dtype
+    np.testing.assert_array_equal(db, 20 * np.log10(np.maximum(amplitude, 1e-10)))
+    assert db[0] == pytest.approx(-200.0) and np.all(np.isfinite(db))
+    expected = 20 * np.log10(np.maximum(amplitude, 1e-3) / 2.0)
+    np.testing.assert_array_equal(amplitude_to_db(amplitude, ref=2.0, amin=1e-3), expected)
+    assert amplitude_to_db(1.0) == 0.0
+    spec = spectrum(tone(50, n=1000, sr=1000, amp=0.3), sr=1000)
+    np.testing.assert_array_equal(spec.to_db(), amplitude_to_db(spec.amplitude))
 
 
-@settings(max_examples=40, deadline=None)
-@given(
-    freq=st.floats(0.0, 499.0),
-    amp=st.floats(1e-3, 1.0),
-    phase=st.floats(-3.0, 3.0),
-    window=st.sampled_from(COSINE_SUM + ["kaiser:6", "bartlett"]),
-    n=st.integers(200, 401),
-    pad=st.sampled_from([1.0, 1.5, 3.0]),
-    periodic=st.booleans(),
-)
-def test_single_tone_fit_is_exact(freq, amp, phase, window, n, pad, periodic):
-    sr = 1000.0
-    n_fft = int(n * pad)
-    kappa = freq * n_fft / sr
-    if kappa > n_fft / 2:
-        return
-    spec = spectrum(tone(freq, n=n, sr=sr, amp=amp, phase=phase), sr=sr, window=window, n_fft=n_fft, periodic=periodic)
-    p = find_peaks(spec, k=1)[0]
-    # Within a thousandth of a bin of DC or Nyquist the two model terms merge:
-    # only A·cos φ is observable there, and a tone may be reported on the edge.
-    at_edge = kappa < 1e-3 or n_fft / 2 - kappa < 1e-3
-    assert p.bin == pytest.approx(kappa, abs=1e-3 if at_edge else 1e-7)
-    if not at_edge:
-        assert p.amplitude == pytest.approx(amp, rel=1e-7)
-        assert math.remainder(p.phase - phase, 2 * math.pi) == pytest.approx(0, abs=1e-6)
+def test_default_amin_is_an_amplitude_floor_of_minus_200_dbfs():
+    assert DEFAULT_AMIN == 1e-10
+    assert amplitude_to_db(0.0) == pytest.approx(-200.0, abs=1e-12)
 
 
-@pytest.mark.parametrize("n", [8000, 7999])
-@pytest.mark.parametrize("window", ["hann", "rectangular"])
-def test_dc_and_nyquist_peaks(n, window):
-    sr = 8000
-    x = generate("dc:-0.3 + sine:1000:0.2", n_samples=n, sr=sr)[0]
-    peaks = find_peaks(spectrum(x, sr=sr, window=window))
-    assert [p.freq_hz for p in peaks] == pytest.approx([0.0, 1000.0], abs=1e-9)
-    assert [p.amplitude for p in peaks] == pytest.approx([0.3, 0.2], rel=1e-9)
-    assert peaks[0].phase == pytest.approx(math.pi)  # a negative constant: cosine phase π
-    # A tone at exactly sr/2 is found even when n_fft is odd (no Nyquist bin).
-    y = generate("sine:4000:0.5:1", n_samples=n, sr=sr)[0]
-    (p,) = find_peaks(spectrum(y, sr=sr, window=window))
-    assert p.freq_hz == 4000.0
-    assert p.amplitude == pytest.approx(0.5 * math.sin(1.0), rel=1e-9)
-
-
-@pytest.mark.parametrize("interpolation", ["kernel", "quadratic-log", "none"])
-def test_dc_and_nyquist_amplitudes_in_every_mode(interpolation):
-    x = generate("dc:0.3 + sine:1000:0.2 + sine:4000:0.5:1", n_samples=8000, sr=8000)[0]
-    peaks = find_peaks(spectrum(x, sr=8000), interpolation=interpolation)
-    got = sorted((p.freq_hz, p.amplitude) for p in peaks)
-    assert [f for f, _ in got] == pytest.approx([0.0, 1000.0, 4000.0], abs=1e-9)
-    assert [a for _, a in got] == pytest.approx([0.3, 0.2, 0.5 * math.sin(1.0)], rel=1e-9)
-
-
-def test_close_tones_are_measured_separately():
-    sr = 1000.0
-    x = tone(100.2, n=1000, sr=sr, amp=1.0) + tone(104.7, n=1000, sr=sr, amp=0.3, phase=1.0)
-    peaks = find_peaks(spectrum(x, sr=sr), k=5)
-    assert len(peaks) == 2
-    assert (peaks[0].freq_hz, peaks[1].freq_hz) == pytest.approx((100.2, 104.7), abs=1e-6)
-    assert (peaks[0].amplitude, peaks[1].amplitude) == pytest.approx((1.0, 0.3), rel=1e-6)
-    assert peaks[1].phase == pytest.approx(1.0, abs=1e-6)
-
-
-def test_threshold_min_separation_and_order():
-    sr = 1000.0
-    weak = tone(300.4, n=1000, sr=sr, amp=10 ** (-70 / 20))
-    x = tone(100.3, n=1000, sr=sr, amp=1.0) + tone(130.6, n=1000, sr=sr, amp=0.1) + weak
-    spec = spectrum(x, sr=sr, window="blackmanharris")
-    assert [round(p.freq_hz, 6) for p in find_peaks(spec)] == [100.3, 130.6]
-    deep = find_peaks(spec, threshold_db=-90)
-    assert [round(p.freq_hz, 6) for p in deep] == [100.3, 130.6, 300.4]
-    assert deep[2].dbfs == pytest.approx(-70, abs=1e-4)
-    assert [round(p.freq_hz, 6) for p in find_peaks(spec, min_separation_hz=40)] == [100.3]
-    assert len(find_peaks(spec, k=1)) == 1
-
-
-def test_noisy_tone(rng):
-    sr, n = 8000, 8000
-    x = tone(1234.56, n=n, sr=sr, amp=0.5, phase=0.2) + 0.01 * rng.standard_normal(n)
-    p = find_peaks(spectrum(x, sr=sr), k=1)[0]
-    # Noise of σ in a bin of a Hann window: amplitude error ~ σ·sqrt(2·ENBW/N)·...; 1e-3 is > 10 sigma.
-    assert p.freq_hz == pytest.approx(1234.56, abs=1e-2)
-    assert p.amplitude == pytest.approx(0.5, rel=2e-3)
-
-
-def test_silent_spectrum_has_no_peaks():
-    with pytest.warns(UserWarning):
-        spec = spectrum(np.zeros(64), sr=8000)
-    with pytest.warns(UserWarning, match="spectrum is silent"):
-        assert find_peaks(spec) == []
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "match"),
-    [
-        ({"k": 0}, r"invalid k 0"),
-        ({"threshold_db": 3}, r"invalid threshold_db 3: must be a number <= 0"),
-        ({"min_separation_hz": -1}, r"invalid min_separation_hz -1"),
-        ({"interpolation": "cubic"}, r"invalid interpolation 'cubic': allowed are kernel, quadratic-log, none"),
-    ],
-)
-def test_find_peaks_errors(kwargs, match):
-    spec = spectrum(tone(10, n=100, sr=100), sr=100)
-    with pytest.raises(ParameterError, match=match):
-        find_peaks(spec, **kwargs)
-
-
-def test_find_peaks_needs_one_channel():
-    spec = spectrum(np.ones((2, 16)), sr=100)
-    assert isinstance(spec, Spectrum)
-    with pytest.raises(ParameterError, match=r"single-channel spectrum, got X shaped \(2, 9\); use spec.channel\(i\)"):
-        find_peaks(spec)
-    assert [p.freq_hz for p in find_peaks(spec.channel(0))] == [0.0]
+@pytest.mark.parametrize(("ref", "amin"), [(0.0, 1e-10), (1.0, 0.0), (-1.0, 1e-10)])
+def test_amplitude_to_db_rejects_a_bad_ref_or_floor(ref, amin):
+    with pytest.raises(ParameterError, match=r"ref and amin must be > 0, got ref="):
+        amplitude_to_db(np.ones(3), ref=ref, amin=amin)
+    spec = spectrum(np.ones(8), sr=8)
+    with pytest.raises(ParameterError, match=r"ref and amin must be > 0"):
+        spec.two_sided_db(ref=ref, amin=amin)

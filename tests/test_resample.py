@@ -8,7 +8,6 @@ from math import floor
 import numpy as np
 import pytest
 
-from audiokit.errors import AudiokitError, ParameterError
 from audiokit.dsp.resample import (
     METHODS,
     QUALITIES,
@@ -17,6 +16,7 @@ from audiokit.dsp.resample import (
     output_length,
     resample,
 )
+from audiokit.errors import AudiokitError, ParameterError
 
 # Targets of the default quality, from the issue: aliases >= 120 dB down,
 # passband gain within 0.01 dB up to 0.9 x the lower Nyquist.
@@ -50,7 +50,7 @@ def alias_of(f, sr):
 
 def tones(freqs, amps, sr, n, phases):
     t = np.arange(n) / sr
-    return sum(a * np.sin(2 * np.pi * f * t + p) for f, a, p in zip(freqs, amps, phases))
+    return sum(a * np.sin(2 * np.pi * f * t + p) for f, a, p in zip(freqs, amps, phases, strict=True))
 
 
 DOWN_PAIRS = [(44100, 16000), (48000, 44100), (44100, 37993), (48000, 16000), (22050, 8000)]
@@ -71,7 +71,7 @@ def test_default_quality_suppresses_tones_above_new_nyquist(sr_in, sr_out, dtype
     y = resample(x[None].astype(dtype), sr_in=sr_in, sr_out=sr_out)
     residue = fit_amplitudes(y[0], [alias_of(f, sr_out) for f in freqs], sr_out, trim=sr_out // 20)
     level_db = 20 * np.log10(residue / amp)
-    assert np.all(level_db < STOPBAND_DB), dict(zip(ratios, level_db.round(1)))
+    assert np.all(level_db < STOPBAND_DB), dict(zip(ratios, level_db.round(1), strict=True))
 
 
 @pytest.mark.parametrize("sr_in,sr_out", UP_PAIRS)

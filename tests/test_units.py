@@ -21,7 +21,10 @@ rates = st.integers(min_value=1, max_value=3_072_000)
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(Fraction(5, 2), 3), (Fraction(-5, 2), -3), (Fraction(3, 2), 2), (Fraction(7, 3), 2), (Fraction(-7, 3), -2), (Fraction(0), 0)],
+    [
+        (Fraction(5, 2), 3), (Fraction(-5, 2), -3), (Fraction(3, 2), 2), (Fraction(7, 3), 2), (Fraction(-7, 3), -2),
+        (Fraction(0), 0),
+    ],
 )
 def test_round_half_up_examples(value, expected):
     assert round_half_up(value) == expected
@@ -160,7 +163,9 @@ def test_invalid_frequency_text_rejected(text):
         parse_frequency(text)
 
 
-@pytest.mark.parametrize(("text", "sr"), [("16000", 16000), ("16k", 16000), ("44.1kHz", 44100), ("22.05k", 22050), ("8000Hz", 8000)])
+@pytest.mark.parametrize(
+    ("text", "sr"), [("16000", 16000), ("16k", 16000), ("44.1kHz", 44100), ("22.05k", 22050), ("8000Hz", 8000)]
+)
 def test_parse_rate(text, sr):
     value = parse_rate(text)
     assert value == sr and type(value) is int

@@ -1,4 +1,4 @@
-r"""Whole-signal spectrum, bin <-> Hz, one-sided amplitude scaling, interpolated peaks.
+r"""Whole-signal spectrum, bin <-> Hz, one-sided and two-sided amplitude scaling, decibels.
 
 Conventions
 -----------
@@ -33,34 +33,22 @@ Default window: periodic Hann.  On a bin, the rectangular window reads
 amplitudes exactly too, but between bins it loses up to 3.9 dB and leaks with
 -13 dB sidelobes decaying only 6 dB/octave, hiding weak tones; Hann's
 sidelobes start at -31.5 dB and fall 18 dB/octave, its worst scalloping loss
-is 1.4 dB, and :func:`find_peaks` removes that loss exactly.  Prefer
+is 1.4 dB, and :func:`~audiokit.dsp.peaks.find_peaks` removes that loss exactly.  Prefer
 ``blackmanharris`` (-92 dB sidelobes) to see weak tones next to strong ones;
 ``flattop`` reads amplitudes within 0.01 dB even without interpolation.
 
 Peaks
 -----
-:func:`find_peaks` fits, around each local maximum, the exact model of one
-real sinusoid seen through the window::
+:func:`audiokit.dsp.peaks.find_peaks` reads the sinusoids of a
+:class:`Spectrum` (frequency, amplitude and phase fitted between bins with
+the window's exact transform); it is re-exported here for older imports.
 
-    X[k] ≈ a·W(k - κ) + conj(a)·W(k + κ),   W(u) = sum_n w[n] exp(-2πi u n / n_fft)
-
-with ``κ`` the tone's position in (fractional) bins and ``a = (A/2)·e^{iφ}``.
-``W`` is evaluated in closed form for cosine-sum windows (rectangular, Hann,
-Hamming, Blackman, Blackman-Harris, Nuttall, flat-top; periodic or
-symmetric: a sum of Dirichlet kernels) and by direct summation for others
-(Kaiser, Bartlett, custom arrays: cost ``O(N)`` per evaluation, so slow for
-very long signals).  Including the mirror term makes tones near DC and Nyquist
-exact as well.  For a single tone the fit is exact to rounding: measured over
-fractional offsets 0..1 bin, every window above, periodic and symmetric, with
-and without zero padding, the worst errors are 1e-13 bin, 1e-12 dB and 1e-12
-rad.  Within a few thousandths of a bin of DC or Nyquist the two terms merge
-and the errors grow to about 1e-9 relative; closer than about 1e-6 bin a tone
-is reported exactly on the edge, where only ``A·cos φ`` is observable.
-A tone that is not a local maximum of ``|X|`` (buried in a stronger tone's
-leakage) is not found: use a window with lower sidelobes.
-Stronger tones are subtracted (with their fitted model) before weaker ones are
-fitted and tested, so sidelobes of a tone are not reported as peaks, and tones
-a few bins apart are each measured without the other's leakage.
+Decibels
+--------
+:func:`amplitude_to_db`, :meth:`Spectrum.to_db` and
+:meth:`Spectrum.two_sided_db` give ``20·log10(max(A, amin) / ref)`` of an
+amplitude ``A`` (full-scale units, so ``ref = 1`` reads dBFS), floored at
+:data:`DEFAULT_AMIN` (-200 dBFS) so silence stays finite.
 """
 
 from __future__ import annotations
@@ -68,51 +56,48 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.optimize import minimize_scalar
+from numpy.typing import ArrayLike
 
 from ..engine import get_backend
 from ..errors import ParameterError
+from ..validate import check_int, is_real
 from .windows import WindowSpec, enbw, parse_window_spec
 
 __all__ = [
-    "Interpolation",
-    "Peak",
+    "DEFAULT_AMIN",
     "Spectrum",
+    "amplitude_to_db",
     "bin_to_hz",
     "fft_frequencies",
-    "find_peaks",
     "hz_to_bin",
     "one_sided_weights",
     "spectrum",
 ]
 
-Interpolation = Literal["kernel", "quadratic-log", "none"]
-INTERPOLATIONS: tuple[str, ...] = ("kernel", "quadratic-log", "none")
-
-_MAX_REFIT_PASSES = 6
-
-#: Default floor of :meth:`Spectrum.to_db`, in amplitude units (-200 dBFS).
 DEFAULT_AMIN = 1e-10
+"""Floor of an amplitude before ``20·log10`` (full-scale units: 1.0 = a full-scale sine), i.e. -200 dBFS.
+
+Used by :func:`amplitude_to_db`, :meth:`Spectrum.to_db` and
+:meth:`Spectrum.two_sided_db`.  It equals ``audiokit.dsp.scaling.AMIN["power"]``
+numerically but is not the same quantity: that one floors a *power* ``|X|²``
+(-100 dB), this one an *amplitude* (-200 dB); the two are kept apart on purpose.
+"""
 
 
 # --------------------------------------------------------------------------- axes and scaling
 
 
-def _check_sr(sr) -> float:
-    if isinstance(sr, bool) or not isinstance(sr, (int, float, np.integer, np.floating)) or not (
-        math.isfinite(sr) and sr > 0
-    ):
+def _check_sr(sr: Any) -> float:
+    if not (is_real(sr) and math.isfinite(sr) and sr > 0):
         raise ParameterError(f"invalid sample rate {sr!r}: must be a finite number of Hz > 0")
-    return sr
+    return sr  # as given, not float(sr): a numpy sample rate keeps its type in later arithmetic
 
 
-def _check_n_fft(n_fft, *, minimum: int = 1) -> int:
-    if isinstance(n_fft, bool) or not isinstance(n_fft, (int, np.integer)) or n_fft < minimum:
-        raise ParameterError(f"invalid n_fft {n_fft!r}: must be a whole number >= {minimum}")
-    return int(n_fft)
+def _check_n_fft(n_fft: object, *, minimum: int = 1) -> int:
+    return check_int(n_fft, "n_fft", minimum=minimum, message="invalid n_fft {value!r}: must be a whole number >= {minimum}")
 
 
 def fft_frequencies(*, sr: float, n_fft: int) -> np.ndarray:
@@ -136,13 +121,13 @@ def fft_frequencies(*, sr: float, n_fft: int) -> np.ndarray:
     return np.arange(n_fft // 2 + 1) * (sr / n_fft)
 
 
-def bin_to_hz(k, *, sr: float, n_fft: int):
+def bin_to_hz(k: ArrayLike, *, sr: float, n_fft: int) -> float | np.ndarray:
     """Frequency in Hz of (fractional) bin ``k``: ``k·sr/n_fft`` (float or float64 array)."""
     out = np.asarray(k, dtype=np.float64) * _check_sr(sr) / _check_n_fft(n_fft)
     return float(out) if out.ndim == 0 else out
 
 
-def hz_to_bin(freq, *, sr: float, n_fft: int):
+def hz_to_bin(freq: ArrayLike, *, sr: float, n_fft: int) -> float | np.ndarray:
     """Fractional bin of ``freq`` Hz: ``freq·n_fft/sr`` (round it for the nearest bin)."""
     out = np.asarray(freq, dtype=np.float64) * _check_n_fft(n_fft) / _check_sr(sr)
     return float(out) if out.ndim == 0 else out
@@ -165,6 +150,28 @@ def one_sided_weights(n_fft: int) -> np.ndarray:
     if n_fft % 2 == 0:
         c[-1] = 1.0
     return c
+
+
+def amplitude_to_db(amplitude: ArrayLike, *, ref: float = 1.0, amin: float = DEFAULT_AMIN) -> np.ndarray:
+    """Amplitude in dB relative to ``ref``: ``20·log10(max(amplitude, amin) / ref)``.
+
+    Parameters
+    ----------
+    amplitude : array_like, float
+        Amplitudes in full-scale units (one- or two-sided); float32 stays float32.
+    ref : float > 0
+        Reference amplitude (1.0: dBFS).
+    amin : float > 0
+        Floor (see :data:`DEFAULT_AMIN`), so silence gives the finite value ``20·log10(amin/ref)``.
+
+    Raises
+    ------
+    ParameterError
+        When ``ref`` or ``amin`` is not > 0.
+    """
+    if not (ref > 0 and amin > 0):
+        raise ParameterError(f"ref and amin must be > 0, got ref={ref!r}, amin={amin!r}")
+    return 20.0 * np.log10(np.maximum(amplitude, amin) / ref)
 
 
 # --------------------------------------------------------------------------- spectrum
@@ -259,7 +266,7 @@ class Spectrum:
 
     @property
     def db(self) -> np.ndarray:
-        """Amplitude in dBFS, ``20·log10(max(amplitude, 1e-10))`` (1.0 = 0 dBFS, floor -200 dB)."""
+        """Amplitude in dBFS, ``20·log10(max(amplitude, DEFAULT_AMIN))`` (1.0 = 0 dBFS, floor -200 dB)."""
         return self.to_db()
 
     @property
@@ -269,7 +276,7 @@ class Spectrum:
         return np.sum(c * np.abs(self.X) ** 2, axis=-1) / self.n_fft
 
     def to_db(self, *, ref: float = 1.0, amin: float = DEFAULT_AMIN) -> np.ndarray:
-        """Amplitude in dB relative to ``ref``: ``20·log10(max(amplitude, amin) / ref)``.
+        """One-sided amplitude in dB relative to ``ref``: ``amplitude_to_db(amplitude, ref=ref, amin=amin)``.
 
         Parameters
         ----------
@@ -278,9 +285,32 @@ class Spectrum:
         amin : float > 0
             Floor, so silence gives a finite value (``20·log10(amin/ref)``).
         """
-        if not (ref > 0 and amin > 0):
-            raise ParameterError(f"ref and amin must be > 0, got ref={ref!r}, amin={amin!r}")
-        return 20.0 * np.log10(np.maximum(self.amplitude, amin) / ref)
+        return amplitude_to_db(self.amplitude, ref=ref, amin=amin)
+
+    def two_sided(self) -> tuple[np.ndarray, np.ndarray]:
+        """Frequencies and amplitudes of the full DFT, bins ``0 .. n_fft - 1`` (0 to ``sr``, excluded).
+
+        The upper half is the mirror ``X[n_fft - k] = conj(X[k])`` of the
+        one-sided bins, and every bin is scaled by ``1 / sum(w)`` only (no
+        factor 2): a sinusoid of amplitude ``A`` on bin ``k`` reads ``A/2`` at
+        ``k`` and at ``n_fft - k``; a constant ``c`` reads ``|c|`` at DC.
+
+        Returns
+        -------
+        freqs : np.ndarray, shape (n_fft,), float64
+            ``k·sr/n_fft`` Hz, ``k = 0 .. n_fft - 1``.
+        amplitude : np.ndarray, shape (..., n_fft), float like :attr:`magnitude`
+            ``|X[k]| / sum(w)`` in full-scale units.
+        """
+        magnitude = self.magnitude
+        mirror = magnitude[..., 1 : self.n_fft - self.n_bins + 1][..., ::-1]
+        amplitude = np.concatenate([magnitude, mirror], axis=-1) / self.window_sum
+        return np.arange(self.n_fft) * self.delta_f, amplitude
+
+    def two_sided_db(self, *, ref: float = 1.0, amin: float = DEFAULT_AMIN) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`two_sided` with the amplitude in dB: ``(freqs, amplitude_to_db(amplitude, ref=ref, amin=amin))``."""
+        freqs, amplitude = self.two_sided()
+        return freqs, amplitude_to_db(amplitude, ref=ref, amin=amin)
 
     def channel(self, index: int) -> Spectrum:
         """The spectrum of one channel (``X[index]``) of a multi-channel spectrum."""
@@ -292,7 +322,7 @@ class Spectrum:
         return Spectrum(self.X[index], self.sr, self.n, self.n_fft, self.window, self.window_name, self.periodic)
 
 
-def _make_window(window, n: int, periodic: bool) -> tuple[np.ndarray, str]:
+def _make_window(window: str | WindowSpec | ArrayLike, n: int, periodic: bool) -> tuple[np.ndarray, str]:
     if isinstance(window, WindowSpec):
         return window.get(n, periodic=periodic), str(window)
     if isinstance(window, str):
@@ -307,13 +337,13 @@ def _make_window(window, n: int, periodic: bool) -> tuple[np.ndarray, str]:
 
 
 def spectrum(
-    x,
+    x: ArrayLike,
     *,
     sr: float,
-    window: str | WindowSpec | np.ndarray = "hann",
+    window: str | WindowSpec | ArrayLike = "hann",
     n_fft: int | None = None,
     periodic: bool = True,
-    backend=None,
+    backend: Any = None,
 ) -> Spectrum:
     """One-sided DFT of a whole signal, windowed and zero-padded.
 
@@ -382,439 +412,19 @@ def spectrum(
     return Spectrum(X=X, sr=sr, n=n, n_fft=n_fft, window=w, window_name=name, periodic=periodic)
 
 
-# --------------------------------------------------------------------------- window kernel
+# --------------------------------------------------------------------------- re-export
+# find_peaks moved to audiokit.dsp.peaks; ``from audiokit.dsp.dft import find_peaks`` (cli/spectrum.py,
+# tests/cli/test_resample_cli.py, the README) keeps working through this hook.  It is lazy because
+# peaks.py imports this module: an eager import here would be circular.
 
 
-def _dirichlet(theta: np.ndarray, n: int) -> np.ndarray:
-    """``sum_{m=0}^{n-1} exp(-2πi θ m) = e^{-iπ(n-1)r}·sin(π n r)/sin(π r)``, ``r = θ - round(θ)``."""
-    r = theta - np.round(theta)
-    s = np.sin(np.pi * r)
-    zero = s == 0
-    ratio = np.where(zero, float(n), np.sin(np.pi * n * r) / np.where(zero, 1.0, s))
-    return np.exp(-1j * np.pi * (n - 1) * r) * ratio
+if TYPE_CHECKING:  # what the hook returns, for type checkers
+    from .peaks import find_peaks as find_peaks
 
 
-class _Kernel:
-    """DTFT of the window in bins of ``n_fft``: ``W(u) = sum_n w[n] exp(-2πi u n / n_fft)``.
+def __getattr__(name: str) -> object:
+    if name == "find_peaks":
+        from .peaks import find_peaks
 
-    A window that equals ``sum_m c_m cos(2π m n / P)`` with ``P = N`` (periodic)
-    or ``P = N - 1`` (symmetric) and at most 8 terms is detected from its own
-    DFT, and ``W`` is then a sum of Dirichlet kernels (exact, O(1));
-    otherwise ``W`` is summed directly (O(N) per point).
-    """
-
-    max_terms = 8
-
-    def __init__(self, w: np.ndarray, n_fft: int):
-        self.w = w
-        self.n = w.size
-        self.n_fft = n_fft
-        self.coeffs: np.ndarray | None = None
-        self.period = 0
-        scale = float(np.max(np.abs(w)))
-        for period in (self.n, self.n - 1):
-            if period < 1 or (period == self.n - 1 and abs(w[-1] - w[0]) > 1e-12 * scale):
-                continue
-            spec = np.fft.rfft(w[:period])
-            m = min(self.max_terms, spec.size - 1)
-            total = float(np.sum(np.abs(spec) ** 2))
-            leftover = float(np.sum(np.abs(spec[m + 1 :]) ** 2) + np.sum(spec[: m + 1].imag ** 2))
-            if leftover <= 1e-24 * total:
-                c = 2.0 * spec[: m + 1].real / period
-                c[0] /= 2.0
-                if period % 2 == 0 and m == period // 2:
-                    c[m] /= 2.0
-                self.coeffs = c
-                self.period = period
-                break
-
-    def __call__(self, u: np.ndarray) -> np.ndarray:
-        u = np.asarray(u, dtype=np.float64)
-        if self.coeffs is not None:
-            n_fft, n = self.n_fft, self.n
-            out = self.coeffs[0] * _dirichlet(u / n_fft, n)
-            for m in range(1, self.coeffs.size):
-                c = self.coeffs[m]
-                if c == 0.0:
-                    continue
-                v = m * n_fft / self.period  # harmonic m in bins of n_fft
-                out = out + (0.5 * c) * (_dirichlet((u - v) / n_fft, n) + _dirichlet((u + v) / n_fft, n))
-            return out
-        flat = u.ravel()
-        out = np.zeros(flat.size, dtype=np.complex128)
-        step = max(1, (1 << 20) // max(flat.size, 1))
-        for start in range(0, self.n, step):
-            idx = np.arange(start, min(start + step, self.n))
-            cycles = np.multiply.outer(flat, idx) / self.n_fft
-            cycles -= np.round(cycles)
-            phase = (2.0 * np.pi) * cycles
-            # Element-wise products and sums (a complex-by-real matmul is slow in numpy).
-            out += (np.cos(phase) * self.w[idx]).sum(axis=-1) - 1j * (np.sin(phase) * self.w[idx]).sum(axis=-1)
-        return out.reshape(u.shape)
-
-
-# --------------------------------------------------------------------------- peaks
-
-
-@dataclass(frozen=True)
-class Peak:
-    """A spectral peak read as one sinusoid ``amplitude·cos(2π·freq_hz·t + phase)``.
-
-    Parameters
-    ----------
-    freq_hz : float
-        Interpolated frequency in Hz, ``bin·sr/n_fft``.
-    amplitude : float
-        Amplitude in full-scale units, with the window's coherent gain, the
-        one-sided folding and the scalloping loss at the fitted frequency
-        corrected (1.0 = full-scale sine).  At DC and Nyquist it is the
-        magnitude of the constant / alternating sequence.
-    dbfs : float
-        ``20·log10(amplitude)`` (``-inf`` for 0).
-    bin : float
-        Fractional bin position ``κ`` (units of ``sr/n_fft``).
-    phase : float
-        Cosine phase in radians at the segment's first sample, in (-π, π].
-    """
-
-    freq_hz: float
-    amplitude: float
-    dbfs: float
-    bin: float
-    phase: float
-
-
-class _Observed:
-    """The full (two-sided) spectrum at any integer bin, from the one-sided half."""
-
-    def __init__(self, X: np.ndarray, n_fft: int):
-        self.X = X.astype(np.complex128)
-        self.n_fft = n_fft
-
-    def __call__(self, bins: np.ndarray) -> np.ndarray:
-        k = np.mod(bins, self.n_fft)
-        half = self.n_fft // 2
-        mirrored = k > half
-        idx = np.where(mirrored, self.n_fft - k, k)
-        vals = self.X[idx]
-        return np.where(mirrored, np.conj(vals), vals)
-
-
-@dataclass
-class _Tone:
-    kappa: float
-    a: complex  # (A/2)·e^{iφ}
-
-    def model(self, kernel: _Kernel, bins: np.ndarray) -> np.ndarray:
-        return self.a * kernel(bins - self.kappa) + np.conj(self.a) * kernel(bins + self.kappa)
-
-
-def _canonical(tone: _Tone, n_fft: int) -> _Tone:
-    """Map ``κ`` into [0, n_fft/2]: ``κ``, ``-κ`` and ``n_fft - κ`` are the same real tone."""
-    kappa = math.fmod(tone.kappa, n_fft)
-    a = tone.a
-    if kappa < 0:
-        kappa, a = -kappa, np.conj(a)
-    if kappa > n_fft / 2:
-        kappa = n_fft - kappa
-        a = np.conj(a)
-    return _Tone(kappa, complex(a))
-
-
-def _lsq(y: np.ndarray, bins: np.ndarray, kappa: float, kernel: _Kernel) -> tuple[float, complex]:
-    """Best ``a`` for a tone at ``kappa`` and the squared residual norm."""
-    wp = kernel(bins - kappa)
-    wm = kernel(bins + kappa)
-    s, d = wp + wm, wp - wm
-    # y = p·(Wp + Wm) + i·q·(Wp - Wm) with a = p + iq: linear in (p, q).
-    A = np.empty((2 * bins.size, 2))
-    A[: bins.size, 0], A[bins.size :, 0] = s.real, s.imag
-    A[: bins.size, 1], A[bins.size :, 1] = -d.imag, d.real
-    rhs = np.concatenate([y.real, y.imag])
-    # rcond drops the q column when κ sits (numerically) on DC or Nyquist, where
-    # only Re(a) is observable; the minimum-norm solution then has q = 0.
-    sol, *_ = np.linalg.lstsq(A, rhs, rcond=1e-9)
-    r = rhs - A @ sol
-    return float(r @ r), complex(sol[0], sol[1])
-
-
-def _fit_kernel(
-    y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_grid: int, kernel: _Kernel
-) -> _Tone:
-    """Least-squares fit of one real tone to the observed bins.
-
-    The offset ``δ = κ - k0`` is searched on ``[-half_width, half_width]``: a
-    grid of ``n_grid`` points, a bounded Brent search around every local
-    minimum of the grid, then one parabola through close points to remove
-    Brent's relative tolerance.
-    """
-
-    def cost(delta: float) -> float:
-        return _lsq(y, bins, k0 + delta, kernel)[0]
-
-    grid = np.linspace(-half_width, half_width, n_grid)
-    costs = np.array([cost(d) for d in grid])
-    best_delta, best_cost = float(grid[int(np.argmin(costs))]), float(np.min(costs))
-    for i in range(n_grid):
-        left = costs[i - 1] if i > 0 else np.inf
-        right = costs[i + 1] if i < n_grid - 1 else np.inf
-        if not (costs[i] <= left and costs[i] <= right):
-            continue
-        lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, n_grid - 1)]
-        res = minimize_scalar(cost, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12})
-        if res.fun < best_cost:
-            best_delta, best_cost = float(res.x), float(res.fun)
-    delta = best_delta
-    h = 1e-6 * (grid[1] - grid[0])
-    c0, cm, cp = cost(delta), cost(delta - h), cost(delta + h)
-    curvature = cm - 2.0 * c0 + cp
-    if curvature > 0:
-        shifted = delta + 0.5 * h * (cm - cp) / curvature
-        if abs(shifted - delta) <= h and cost(shifted) <= c0:
-            delta = shifted
-    kappa = k0 + delta
-    # At DC and Nyquist (multiples of n_fft/2) the two model terms merge and the
-    # cost is flat to 4th order in the distance: prefer the exact edge when it
-    # fits as well (within rounding).
-    half_n = kernel.n_fft / 2
-    edge = round(kappa / half_n) * half_n
-    if abs(kappa - edge) < 1e-2:
-        # Rounding of the kernel sums grows like N·eps.
-        noise = (16.0 * kernel.n * np.finfo(np.float64).eps) ** 2 * float(np.sum(np.abs(y) ** 2))
-        if _lsq(y, bins, edge, kernel)[0] <= _lsq(y, bins, kappa, kernel)[0] + noise:
-            kappa = edge
-    _, a = _lsq(y, bins, kappa, kernel)
-    return _Tone(kappa, a)
-
-
-def _fit_simple(y3: np.ndarray, k0: int, kernel: _Kernel, interpolation: str) -> _Tone:
-    """``quadratic-log`` (parabola through log |X| at k0-1, k0, k0+1) or ``none`` (the bin itself).
-
-    The frequency comes from the interpolation alone; ``a`` is then the
-    least-squares value at that frequency (scalloping loss, window phase and
-    mirror term accounted for).
-    """
-    delta = 0.0
-    if interpolation == "quadratic-log":
-        tiny = np.finfo(np.float64).tiny
-        lm, l0, lp = np.log(np.maximum(np.abs(y3), tiny))
-        den = lm - 2.0 * l0 + lp
-        if den < 0:
-            delta = float(np.clip(0.5 * (lm - lp) / den, -0.5, 0.5))
-    bins = k0 + np.arange(-1, 2)
-    _, a = _lsq(y3, bins, k0 + delta, kernel)
-    return _Tone(k0 + delta, a)
-
-
-def _peak_from(tone: _Tone, spec: Spectrum, interpolation: str) -> Peak:
-    tone = _canonical(tone, spec.n_fft)
-    kappa = tone.kappa
-    edge = kappa == 0.0 or kappa == spec.n_fft / 2
-    if interpolation == "none":
-        k = int(round(kappa))
-        amplitude = float(one_sided_weights(spec.n_fft)[k] * abs(spec.X[k]) / spec.window_sum)
-        phase = float(np.angle(spec.X[k]))
-    else:
-        amplitude = float(abs(2.0 * tone.a.real) if edge else 2.0 * abs(tone.a))
-        phase = float(np.angle(tone.a.real if edge else tone.a))
-    dbfs = 20.0 * math.log10(amplitude) if amplitude > 0 else -math.inf
-    return Peak(freq_hz=kappa * spec.sr / spec.n_fft, amplitude=amplitude, dbfs=dbfs, bin=kappa, phase=phase)
-
-
-def _local_maxima(mag: np.ndarray, n_fft: int) -> np.ndarray:
-    """Bins whose magnitude is >= the left and > the right neighbour (mirror-extended at the edges)."""
-    nb = mag.size
-    left = np.empty_like(mag)
-    right = np.empty_like(mag)
-    left[1:] = mag[:-1]
-    right[:-1] = mag[1:]
-    left[0] = mag[1] if nb > 1 else -np.inf  # X[-1] = conj(X[1])
-    if n_fft % 2 == 0:
-        right[-1] = mag[-2] if nb > 1 else -np.inf  # X[n/2 + 1] = conj(X[n/2 - 1])
-    else:
-        right[-1] = mag[-1] if nb > 1 else -np.inf  # X[(n+1)/2] = conj(X[(n-1)/2])
-    is_max = (mag >= left) & (mag > right)
-    if n_fft % 2 == 1 and nb > 1:
-        is_max[-1] = mag[-1] > left[-1]
-    return np.flatnonzero(is_max)
-
-
-def find_peaks(
-    spec: Spectrum,
-    *,
-    k: int = 5,
-    threshold_db: float = -60.0,
-    min_separation_hz: float | None = None,
-    interpolation: Interpolation = "kernel",
-) -> list[Peak]:
-    """The strongest sinusoidal peaks of a spectrum, with interpolated frequency, amplitude and phase.
-
-    Parameters
-    ----------
-    spec : Spectrum
-        A single-channel spectrum (``spec.channel(i)`` selects one).
-    k : int >= 1
-        At most this many peaks are returned.
-    threshold_db : float <= 0
-        A peak's amplitude must be at least ``threshold_db`` dB relative to the
-        largest bin amplitude of the spectrum (default -60 dB: a 16-bit
-        full-scale tone still shows tones 60 dB down; Hann sidelobes, at -31 dB
-        and below, are removed by the model subtraction, not by the threshold).
-    min_separation_hz : float >= 0, optional
-        Peaks closer than this to a stronger reported peak are dropped.
-        Default: the window's equivalent noise bandwidth, ``ENBW·sr/N`` Hz
-        (1.5 bins of ``sr/N`` for Hann): closer tones are not resolved by the
-        window anyway.
-    interpolation : {"kernel", "quadratic-log", "none"}
-        ``"kernel"`` (default): least-squares fit of the exact windowed-sinusoid
-        model (positive and mirror image) to the bins around the maximum
-        (``k0 ± max(1, round(n_fft/N))``); exact for a single tone with any
-        window.  ``"quadratic-log"``: parabola through the log magnitudes of
-        three bins (Gaussian interpolation), then the amplitude and phase are
-        fitted (least squares at that frequency, window kernel and mirror
-        included).  Worst case over offsets 0..0.5 bin: Hann 0.016 bin /
-        0.004 dB, Hamming 0.016 / 0.002, Blackman-Harris 0.003 / 0.002,
-        Kaiser 8.6 0.006 / 0.003, flat-top 0.14 / 0.08, rectangular 0.17 / 0.66.
-        ``"none"``: the bin's own frequency, amplitude and phase (scalloping
-        loss not corrected: up to 1.42 dB for Hann, 3.92 dB rectangular,
-        0.01 dB flat-top).
-
-    Returns
-    -------
-    list of Peak
-        Strongest first.  Empty for a silent spectrum (with a warning).
-
-    Notes
-    -----
-    Candidates are the local maxima of ``|X|`` (DC and the last bin included,
-    using the mirror symmetry), taken from the strongest down.  Before a
-    candidate is tested, the fitted models of the peaks already accepted are
-    subtracted from the spectrum; it is accepted if the residual still has a
-    local maximum there whose amplitude passes ``threshold_db`` (so a tone's
-    sidelobes, explained by its model, are not reported), and is then fitted
-    on that residual.  Then every peak is refitted with all the others
-    subtracted, for a few passes until the estimates settle.  Residual bins within ``100·eps`` of the largest amplitude
-    (rounding noise) never count as peaks.
-    """
-    if not isinstance(spec, Spectrum):
-        raise ParameterError(f"find_peaks() needs a Spectrum, got {type(spec).__name__}")
-    if spec.X.ndim != 1:
-        raise ParameterError(
-            f"find_peaks() needs a single-channel spectrum, got X shaped {spec.X.shape}; use spec.channel(i)"
-        )
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ParameterError(f"invalid k {k!r}: must be a whole number >= 1")
-    if not (isinstance(threshold_db, (int, float, np.integer, np.floating)) and threshold_db <= 0):
-        raise ParameterError(f"invalid threshold_db {threshold_db!r}: must be a number <= 0 (dB below the maximum)")
-    if interpolation not in INTERPOLATIONS:
-        raise ParameterError(f"invalid interpolation {interpolation!r}: allowed are {', '.join(INTERPOLATIONS)}")
-    if min_separation_hz is None:
-        min_separation_hz = enbw(spec.window) * spec.sr / spec.n
-    elif not (isinstance(min_separation_hz, (int, float, np.integer, np.floating)) and min_separation_hz >= 0):
-        raise ParameterError(f"invalid min_separation_hz {min_separation_hz!r}: must be a number >= 0")
-
-    n_fft = spec.n_fft
-    scale = one_sided_weights(n_fft) / spec.window_sum  # |X| -> amplitude, per bin
-    amplitude = np.abs(spec.X).astype(np.float64) * scale
-    top = float(np.max(amplitude))
-    if top == 0.0:
-        warnings.warn("spectrum is silent (all amplitudes are 0): no peaks", stacklevel=2)
-        return []
-    eps = float(np.finfo(np.abs(spec.X).dtype).eps)
-    floor = top * max(10.0 ** (threshold_db / 20.0), 100.0 * eps)
-
-    kernel = _Kernel(spec.window, n_fft)
-    observed = _Observed(spec.X, n_fft)
-    # Observed bins k0 ± half: about one main-lobe half width (1 bin of sr/N for
-    # Hann, 3 for flat-top), in bins of n_fft; the fit searches the same range
-    # on a grid of 1/8 bin of sr/N.
-    lobe = max(1, int(round(enbw(spec.window) - 0.5)))
-    pad = n_fft / spec.n
-    half = max(1, int(round(lobe * pad)))
-    n_grid = 16 * lobe + 1
-    offsets = np.arange(-half, half + 1)
-    # Amplitude scale of an arbitrary (possibly mirrored) integer bin.
-    def amp_scale(bins: np.ndarray) -> np.ndarray:
-        kk = np.mod(bins, n_fft)
-        kk = np.where(kk > n_fft // 2, n_fft - kk, kk)
-        return scale[kk]
-
-    def residual(bins: np.ndarray, tones: list[_Tone], skip: int | None = None) -> np.ndarray:
-        y = observed(bins)
-        for j, tone in enumerate(tones):
-            if j != skip:
-                y = y - tone.model(kernel, bins)
-        return y
-
-    def fit(y_at, k0: int) -> _Tone:
-        if interpolation == "kernel":
-            for _ in range(3):
-                bins = k0 + offsets
-                tone = _fit_kernel(y_at(bins), bins, k0, float(half), n_grid, kernel)
-                if abs(tone.kappa - k0) < half * (1.0 - 1e-9):
-                    break
-                # The best fit is on the edge of the searched range: the maximum of
-                # |X| was displaced (interference with the mirror or a neighbour).
-                k0 = int(round(tone.kappa))
-            return tone
-        return _fit_simple(y_at(k0 + np.arange(-1, 2)), k0, kernel, interpolation)
-
-    # Shapes (local maxima) are judged on |X|, levels on the amplitude scale:
-    # the one-sided factor 2 would distort the lobe of a tone at DC or Nyquist.
-    magnitude = np.abs(spec.X).astype(np.float64)
-    candidates = _local_maxima(magnitude, n_fft)
-    candidates = candidates[amplitude[candidates] >= floor]
-
-    def strongest_first(cands: np.ndarray):
-        # Partial sorts: a noisy spectrum has ~n_fft/3 local maxima, few are needed.
-        batch = 32 * k + 64
-        while cands.size:
-            m = min(batch, cands.size)
-            part = np.argpartition(-amplitude[cands], m - 1)[:m] if m < cands.size else np.arange(cands.size)
-            top = cands[part[np.argsort(-amplitude[cands[part]], kind="stable")]]
-            yield from top
-            cands = np.delete(cands, part)
-            batch *= 4
-
-    tones: list[_Tone] = []
-    used: set[int] = set()
-    for k0 in strongest_first(candidates):
-        if len(tones) >= k:
-            break
-        around = int(k0) + np.arange(-2, 3)
-        res_mag = np.abs(residual(around, tones))
-        centre = 1 + int(np.argmax(res_mag[1:4]))  # the residual's maximum near k0
-        left, mid, right = res_mag[centre - 1 : centre + 2]
-        if not (mid >= left and mid >= right and (mid > left or mid > right)):
-            continue  # no maximum left: leakage of stronger peaks (a tie is the odd-n_fft mirror)
-        if res_mag[centre] * amp_scale(around[centre : centre + 1])[0] < floor:
-            continue
-        k_new = int(around[centre])
-        k_canon = int(np.mod(k_new, n_fft))
-        k_canon = min(k_canon, n_fft - k_canon)
-        if k_canon in used:
-            continue
-        tone = _canonical(fit(lambda b: residual(b, tones), k_new), n_fft)
-        freq = tone.kappa * spec.sr / n_fft
-        if any(abs(freq - t.kappa * spec.sr / n_fft) < min_separation_hz for t in tones):
-            continue
-        used.add(k_canon)
-        tones.append(tone)
-
-    if interpolation != "none" and len(tones) > 1:
-        # Refit each peak with every other one subtracted, until the estimates
-        # settle: each pass shrinks the error left by the others' leakage.
-        for _ in range(_MAX_REFIT_PASSES):
-            change = 0.0
-            for j in range(len(tones)):
-                k0 = int(round(tones[j].kappa))
-                new = _canonical(fit(lambda b, j=j: residual(b, tones, skip=j), k0), n_fft)
-                old = tones[j]
-                change = max(change, abs(new.kappa - old.kappa), abs(new.a - old.a) / max(abs(old.a), 1e-300))
-                tones[j] = new
-            if change < 1e-12:
-                break
-
-    peaks = [_peak_from(t, spec, interpolation) for t in tones]
-    peaks.sort(key=lambda p: -p.amplitude)
-    return peaks
+        return find_peaks
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

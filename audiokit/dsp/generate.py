@@ -80,6 +80,7 @@ from scipy import signal as _sps
 
 from ..errors import ParameterError
 from ..units import Duration, parse_duration, parse_frequency
+from ..validate import check_int
 
 __all__ = [
     "CHUNK",
@@ -159,10 +160,17 @@ PINK_ZEROS = (
     0.07508717939214923,
     -0.44168604373959036,
 )
-_PINK_WARMUP = 1 << 17  # 0.99957**(2**17) ~ 1e-25: the start-up transient is gone
+_PINK_WARMUP = 1 << 17  # samples; 0.99957**(2**17) ~ 1e-25: the start-up transient is gone
+#: Length (samples) of the pinking filter's impulse response summed for its power gain: the slowest
+#: pole (0.99957) has decayed to 0.99957**(2**18) ~ 1e-49 of its start by then.
+_PINK_IMPULSE_LENGTH = 1 << 18
+#: Digital full scale (1.0 = 0 dBFS); a generated peak above it is reported.
+_FULL_SCALE = 1.0
 
 _AMP_RE = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(db|dbfs)?\s*$", re.IGNORECASE)
 _PHASE_RE = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(rad|deg)?\s*$", re.IGNORECASE)
+#: Largest denominator of a tone's exact cycles-per-sample ratio: the int64 products in
+#: :func:`_tone_cycles` (both factors below it) cannot overflow.
 _MAX_DENOMINATOR = 1 << 31
 
 
@@ -348,15 +356,20 @@ def _square(n: np.ndarray, freq: Fraction, sr: int) -> np.ndarray:
 @lru_cache(maxsize=1)
 def _pink_sos() -> tuple[np.ndarray, float]:
     """Second-order sections of the pinking filter and the gain giving unit variance."""
-    sos = np.empty((4, 6))
-    for i in range(4):
+    n_sections = len(PINK_POLES) // 2  # each section: a pair of zeros and a pair of poles
+    sos = np.empty((n_sections, 6))  # scipy's layout: b0 b1 b2 a0 a1 a2
+    for i in range(n_sections):
         z1, z2 = PINK_ZEROS[2 * i], PINK_ZEROS[2 * i + 1]
         p1, p2 = PINK_POLES[2 * i], PINK_POLES[2 * i + 1]
         sos[i] = (1.0, -(z1 + z2), z1 * z2, 1.0, -(p1 + p2), p1 * p2)
-    impulse = np.zeros(1 << 18)
+    impulse = np.zeros(_PINK_IMPULSE_LENGTH)
     impulse[0] = 1.0
     h = _sps.sosfilt(sos, impulse)
     return sos, 1.0 / math.sqrt(float(np.dot(h, h)))
+
+
+#: First element of a noise stream's key ``(kind, occurrence)``; part of the seed's meaning, never change.
+_STREAM_KIND = {"noise": 0, "pink": 1}
 
 
 def _noise_rng(seed: int, stream: tuple[int, int], chunk: int) -> np.random.Generator:
@@ -376,10 +389,10 @@ class _Renderer:
         self.next_chunk = 0
         self.streams: list[tuple[int, int] | None] = []
         self.pink_state: dict[int, np.ndarray] = {}
-        counts = {"noise": 0, "pink": 0}
+        counts = dict.fromkeys(_STREAM_KIND, 0)
         for index, comp in enumerate(self.components):
             if comp.name in counts:
-                stream = (0 if comp.name == "noise" else 1, counts[comp.name])
+                stream = (_STREAM_KIND[comp.name], counts[comp.name])
                 counts[comp.name] += 1
                 self.streams.append(stream)
                 if comp.name == "pink":
@@ -452,16 +465,13 @@ def _validate(
     spec: str | Sequence[Component], n_samples: int, sr: int, channels: int, seed: int | None, dtype
 ) -> tuple[list[Component], int, np.dtype]:
     components = parse_spec(spec) if isinstance(spec, str) else list(spec)
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
-        raise ParameterError(f"invalid n_samples {n_samples!r}: must be a whole number >= 0")
-    if isinstance(sr, bool) or not isinstance(sr, (int, np.integer)) or sr <= 0:
-        raise ParameterError(f"invalid sample rate {sr!r}: must be a whole number of Hz > 0")
-    if isinstance(channels, bool) or not isinstance(channels, (int, np.integer)) or channels < 1:
-        raise ParameterError(f"invalid channel count {channels!r}: must be a whole number >= 1")
+    check_int(n_samples, "n_samples", minimum=0, message="invalid n_samples {value!r}: must be a whole number >= 0")
+    check_int(sr, "sr", minimum=1, message="invalid sample rate {value!r}: must be a whole number of Hz > 0")
+    check_int(channels, "channels", minimum=1, message="invalid channel count {value!r}: must be a whole number >= 1")
     if seed is None:
         seed = int(np.random.SeedSequence().entropy)
-    elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ParameterError(f"invalid seed {seed!r}: must be a whole number >= 0")
+    else:
+        check_int(seed, "seed", minimum=0, message="invalid seed {value!r}: must be a whole number >= 0")
     out_dtype = np.dtype(dtype)
     if out_dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ParameterError(f"invalid dtype {out_dtype}: allowed are float32, float64")
@@ -563,7 +573,7 @@ def generate(
         out[:, start:stop] = chunk
         if chunk.size:
             peak = max(peak, float(np.max(np.abs(chunk))))
-    if peak > 1.0:
+    if peak > _FULL_SCALE:
         _warn_clipping(peak)
     return out
 
@@ -604,10 +614,11 @@ def generate_blocks(
         on the first iteration.
     """
     components, seed, out_dtype = _validate(spec, n_samples, sr, channels, seed, dtype)
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise ParameterError(f"invalid block_size {block_size!r}: must be a whole number >= 1")
+    block_size = check_int(
+        block_size, "block_size", minimum=1, message="invalid block_size {value!r}: must be a whole number >= 1"
+    )
     renderer = _Renderer(components, n_samples=n_samples, sr=int(sr), channels=channels, seed=seed)
-    return _iter_blocks(renderer, n_samples, int(block_size), out_dtype)
+    return _iter_blocks(renderer, n_samples, block_size, out_dtype)
 
 
 def _iter_blocks(renderer: _Renderer, n_samples: int, block_size: int, dtype: np.dtype) -> Iterator[np.ndarray]:
@@ -627,7 +638,7 @@ def _iter_blocks(renderer: _Renderer, n_samples: int, block_size: int, dtype: np
             need -= take.shape[1]
         block = pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=1)
         peak = float(np.max(np.abs(block)))
-        if peak > 1.0 and not warned:
+        if peak > _FULL_SCALE and not warned:
             warned = True
             _warn_clipping(peak)
         yield block.astype(dtype, copy=True)

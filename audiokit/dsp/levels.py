@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+__all__ = ["LevelMeter", "dbfs"]
+
 
 def dbfs(value: float) -> float:
     """``20·log10(value)`` with 1.0 = 0 dBFS; ``-inf`` for 0."""

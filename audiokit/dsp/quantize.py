@@ -78,13 +78,30 @@ from __future__ import annotations
 
 import math
 import warnings
-from numbers import Integral
 from typing import Literal, get_args
 
 import numpy as np
 
 from ..errors import InputError, ParameterError
+from ..validate import check_choice, check_int
 from .levels import dbfs
+
+__all__ = [
+    "DITHERS",
+    "MAX_BITS",
+    "MIN_BITS",
+    "NOISE_SHAPES",
+    "ClippingWarning",
+    "Dither",
+    "NoiseShape",
+    "Quantizer",
+    "expected_noise_power",
+    "grid_step",
+    "noise_rms_dbfs",
+    "quantize",
+    "sqnr_db",
+    "theoretical_sqnr_db",
+]
 
 Dither = Literal["tpdf", "rpdf", "none"]
 DITHERS: tuple[str, ...] = get_args(Dither)
@@ -105,6 +122,10 @@ _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Total error power of the unshaped quantizer in units of q**2, per dither
 # (uniform rounding error q**2/12 plus the dither power; RPDF: average over the input).
 _ERROR_POWER_Q2 = {"none": 1 / 12, "rpdf": 1 / 6, "tpdf": 1 / 4}
+#: Power gain of first-order shaping, ``sum(h**2)`` of ``h = (1, -1)``.
+_SHAPING_POWER_GAIN = 2.0
+#: Mean power of a full-scale sine (amplitude 1.0): the reference of :func:`theoretical_sqnr_db`.
+_FULL_SCALE_SINE_POWER = 0.5
 
 
 class ClippingWarning(UserWarning):
@@ -112,15 +133,8 @@ class ClippingWarning(UserWarning):
 
 
 def _check_bits(bits: object) -> int:
-    if isinstance(bits, (bool, np.bool_)) or not isinstance(bits, Integral) or not MIN_BITS <= bits <= MAX_BITS:
-        raise ParameterError(f"bits must be a whole number from {MIN_BITS} to {MAX_BITS}, got {bits!r}")
-    return int(bits)
-
-
-def _check_choice(kind: str, value: object, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ParameterError(f"unknown {kind} {value!r}; allowed: {', '.join(allowed)}")
-    return str(value)
+    return check_int(bits, "bits", minimum=MIN_BITS, maximum=MAX_BITS,
+                     message="bits must be a whole number from {minimum} to {maximum}, got {value!r}")
 
 
 def grid_step(bits: int) -> float:
@@ -160,11 +174,9 @@ class Quantizer:
     def __init__(self, *, bits: int, channels: int, dither: Dither = "tpdf", noise_shape: NoiseShape = "none",
                  seed: int | np.random.Generator | None = None):
         self.bits = _check_bits(bits)
-        self.dither = _check_choice("dither", dither, DITHERS)
-        self.noise_shape = _check_choice("noise shaping", noise_shape, NOISE_SHAPES)
-        if isinstance(channels, (bool, np.bool_)) or not isinstance(channels, Integral) or channels < 1:
-            raise ParameterError(f"channels must be a whole number > 0, got {channels!r}")
-        self.channels = int(channels)
+        self.dither = check_choice(dither, "dither", DITHERS)
+        self.noise_shape = check_choice(noise_shape, "noise shaping", NOISE_SHAPES)
+        self.channels = check_int(channels, "channels", minimum=1, message="channels must be a whole number > 0, got {value!r}")
         self._rng = np.random.default_rng(seed)
         self._scale = 2.0 ** (self.bits - 1)
         self.n_clipped = 0
@@ -353,8 +365,9 @@ def expected_noise_power(bits: int, *, dither: Dither = "none", noise_shape: Noi
     rounding error to be uniform (not true for undithered low-level tones).
     """
     q = grid_step(bits)
-    power = _ERROR_POWER_Q2[_check_choice("dither", dither, DITHERS)] * q * q
-    return power * (2.0 if _check_choice("noise shaping", noise_shape, NOISE_SHAPES) == "first" else 1.0)
+    power = _ERROR_POWER_Q2[check_choice(dither, "dither", DITHERS)] * q * q
+    shaped = check_choice(noise_shape, "noise shaping", NOISE_SHAPES) == "first"
+    return power * (_SHAPING_POWER_GAIN if shaped else 1.0)
 
 
 def theoretical_sqnr_db(bits: int, *, dither: Dither = "none", noise_shape: NoiseShape = "none") -> float:
@@ -363,4 +376,5 @@ def theoretical_sqnr_db(bits: int, *, dither: Dither = "none", noise_shape: Nois
     Undithered: ``10*log10(1.5) + 20*B*log10(2) = 6.02 B + 1.76 dB``; TPDF
     subtracts 4.77 dB, RPDF 3.01 dB, first-order shaping another 3.01 dB.
     """
-    return 10.0 * math.log10(0.5 / expected_noise_power(bits, dither=dither, noise_shape=noise_shape))
+    noise = expected_noise_power(bits, dither=dither, noise_shape=noise_shape)
+    return 10.0 * math.log10(_FULL_SCALE_SINE_POWER / noise)

@@ -75,14 +75,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import gcd
-from numbers import Integral
 from typing import Literal, get_args
 
 import numpy as np
 import soxr
 
 from ..errors import AudiokitError, ParameterError
+from ..validate import check_choice, check_int
 from .levels import dbfs
+
+__all__ = [
+    "METHODS",
+    "POLY_ATTENUATION_DB",
+    "POLY_PASSBAND_EDGE",
+    "QUALITIES",
+    "Method",
+    "Overshoot",
+    "Quality",
+    "Resampler",
+    "kaiser_lowpass",
+    "measure_overshoot",
+    "output_length",
+    "resample",
+]
 
 Quality = Literal["very-high", "high", "medium", "low", "quick"]
 QUALITIES: tuple[str, ...] = get_args(Quality)
@@ -102,15 +117,11 @@ POLY_PASSBAND_EDGE = 0.9
 
 
 def _check_rate(name: str, value: object) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or value <= 0:
-        raise ParameterError(f"{name} must be a whole number of Hz > 0, got {value!r}")
-    return int(value)
+    return check_int(value, name, minimum=1, message="{name} must be a whole number of Hz > 0, got {value!r}")
 
 
 def _check_quality(quality: str) -> str:
-    if quality not in QUALITIES:
-        raise ParameterError(f"unknown resampling quality {quality!r}; allowed: {', '.join(QUALITIES)}")
-    return quality
+    return check_choice(quality, "resampling quality", QUALITIES)
 
 
 def _check_samples(x: np.ndarray) -> np.ndarray:
@@ -139,9 +150,8 @@ def output_length(n: int, *, sr_in: int, sr_out: int) -> int:
     """
     sr_in = _check_rate("sr_in", sr_in)
     sr_out = _check_rate("sr_out", sr_out)
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, Integral) or n < 0:
-        raise ParameterError(f"n must be a whole number of samples >= 0, got {n!r}")
-    return (2 * int(n) * sr_out + sr_in) // (2 * sr_in)
+    n = check_int(n, "n", minimum=0, message="n must be a whole number of samples >= 0, got {value!r}")
+    return (2 * n * sr_out + sr_in) // (2 * sr_in)
 
 
 def kaiser_lowpass(up: int, down: int, *, atten_db: float = POLY_ATTENUATION_DB,
@@ -182,7 +192,8 @@ def kaiser_lowpass(up: int, down: int, *, atten_db: float = POLY_ATTENUATION_DB,
     from scipy import signal as _signal  # imported here: scipy.signal costs ~0.4 s of start-up
 
     numtaps, beta = _signal.kaiserord(atten_db, f_stop - f_pass)
-    numtaps |= 1
+    numtaps |= 1  # odd: the delay (numtaps - 1) / 2 is a whole number of samples
+    # Cut-off in the middle of the transition band (firwin's frequencies are fractions of the Nyquist).
     h = _signal.firwin(numtaps, (f_pass + f_stop) / 2, window=("kaiser", beta))
     return h / h.sum()
 
@@ -195,7 +206,7 @@ def _resample_naive(x: np.ndarray, sr_in: int, sr_out: int, n_out: int, method: 
     # Input position of output sample m: p = m * sr_in / sr_out = i0 + frac, exactly.
     num = np.arange(n_out, dtype=np.int64) * sr_in
     if method == "nearest":
-        idx = np.minimum((2 * num + sr_out) // (2 * sr_out), n - 1)
+        idx = np.minimum((2 * num + sr_out) // (2 * sr_out), n - 1)  # floor(p + 1/2), exactly
         out[:] = x[:, idx]
         return out
     i0 = num // sr_out
@@ -238,8 +249,7 @@ def resample(x: np.ndarray, *, sr_in: int, sr_out: int, quality: Quality = "high
     sr_in = _check_rate("sr_in", sr_in)
     sr_out = _check_rate("sr_out", sr_out)
     quality = _check_quality(quality)
-    if method not in METHODS:
-        raise ParameterError(f"unknown resampling method {method!r}; allowed: {', '.join(METHODS)}")
+    check_choice(method, "resampling method", METHODS)
     x = _check_samples(x)
     if sr_in == sr_out:
         return np.array(x, order="C")
@@ -294,9 +304,9 @@ class Resampler:
         self._sr_in = _check_rate("sr_in", sr_in)
         self._sr_out = _check_rate("sr_out", sr_out)
         self._quality = _check_quality(quality)
-        if isinstance(channels, (bool, np.bool_)) or not isinstance(channels, Integral) or channels < 1:
-            raise ParameterError(f"channels must be a whole number > 0, got {channels!r}")
-        self._channels = int(channels)
+        self._channels = check_int(
+            channels, "channels", minimum=1, message="channels must be a whole number > 0, got {value!r}"
+        )
         self._dtype = np.dtype(dtype)
         if self._dtype not in _DTYPES:
             raise ParameterError(f"dtype must be float32 or float64, got {self._dtype}")
@@ -354,7 +364,7 @@ class Resampler:
             y = np.array(block, order="C")
         else:
             rows = [stream.resample_chunk(np.ascontiguousarray(row), last=last)
-                    for stream, row in zip(self._streams, block)]
+                    for stream, row in zip(self._streams, block, strict=True)]
             y = rows[0][None] if len(rows) == 1 else np.stack(rows)
         self._n_in += block.shape[1]
         self._n_out += y.shape[1]

@@ -48,6 +48,7 @@ offset ``r`` (``0 <= r < H``) is ``s[r] = sum_k w[r + k*H]`` (``0 <= r + kH < N`
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal, get_args
@@ -55,6 +56,24 @@ from typing import Literal, get_args
 import numpy as np
 
 from ..errors import ParameterError
+from ..validate import check_int, is_real
+
+__all__ = [
+    "DEFAULT_KAISER_BETA",
+    "DEFAULT_OLA_TOL",
+    "WINDOWS",
+    "WindowName",
+    "WindowSpec",
+    "canonical_window_name",
+    "coherent_gain",
+    "enbw",
+    "get_window",
+    "is_cola",
+    "is_nola",
+    "nola_min",
+    "overlap_sum",
+    "parse_window_spec",
+]
 
 WindowName = Literal[
     "rectangular", "hann", "hamming", "blackman", "blackmanharris", "nuttall", "flattop", "bartlett", "kaiser"
@@ -116,7 +135,7 @@ class WindowSpec:
         beta = self.beta
         if name == "kaiser":
             beta = DEFAULT_KAISER_BETA if beta is None else beta
-            if not (isinstance(beta, (int, float, np.floating, np.integer)) and np.isfinite(beta) and beta >= 0):
+            if not (is_real(beta) and math.isfinite(beta) and beta >= 0):
                 raise ParameterError(f"kaiser beta must be a finite number >= 0, got {beta!r}")
             object.__setattr__(self, "beta", float(beta))
         elif beta is not None:
@@ -169,9 +188,7 @@ def parse_window_spec(text: str) -> WindowSpec:
 
 
 def _check_length(length: int) -> int:
-    if isinstance(length, (bool, np.bool_)) or not isinstance(length, (int, np.integer)) or length <= 0:
-        raise ParameterError(f"window length must be an integer > 0, got {length!r}")
-    return int(length)
+    return check_int(length, "length", minimum=1, message="window length must be an integer > 0, got {value!r}")
 
 
 def get_window(name: str, length: int, *, periodic: bool = True, beta: float | None = None) -> np.ndarray:
@@ -259,9 +276,7 @@ def enbw(w: np.ndarray) -> float:
 
 
 def _check_hop(hop: int) -> int:
-    if isinstance(hop, (bool, np.bool_)) or not isinstance(hop, (int, np.integer)) or hop <= 0:
-        raise ParameterError(f"hop must be an integer > 0, got {hop!r}")
-    return int(hop)
+    return check_int(hop, "hop", minimum=1, message="hop must be an integer > 0, got {value!r}")
 
 
 def overlap_sum(w: np.ndarray, hop: int, *, squared: bool = False) -> np.ndarray:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from ..errors import ParameterError
 
+__all__ = ["RAW_FORMATS", "RawFormat"]
+
 #: ``--format`` name → (soundfile subtype, bytes per sample)
 RAW_FORMATS: dict[str, tuple[str, int]] = {
     "s16le": ("PCM_16", 2),

@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-# audiokit.cli.app imports the generate command, which needs audiokit.dsp.generate.
-CLI_IMPORTABLE = importlib.util.find_spec("audiokit.dsp.generate") is not None
 
+@pytest.fixture(scope="session", autouse=True)
+def cli_app() -> ModuleType:
+    """``audiokit.cli.app``, imported once for every CLI test.
 
-@pytest.fixture(autouse=True)
-def _needs_the_cli():
-    if not CLI_IMPORTABLE:
-        pytest.skip("audiokit/dsp/generate.py does not exist yet, so audiokit.cli.app cannot be imported")
+    If the CLI cannot be imported, the ImportError is raised here, so every CLI
+    test errors with its traceback: a broken CLI is never a silent skip.
+    """
+    return importlib.import_module("audiokit.cli.app")
 
 
 @pytest.fixture
-def cli(capsys):
+def cli(capsys, cli_app: ModuleType):
     """``cli(*args) -> (exit_code, stdout_text, stderr_text)``, running ``main(argv)`` in this process."""
-    from audiokit.cli.app import main
+    main = cli_app.main
 
     def call(*args) -> tuple[int, str, str]:
         capsys.readouterr()

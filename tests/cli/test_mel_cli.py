@@ -5,53 +5,26 @@ matrix and picture, default and stdout outputs, errors, odd inputs and streaming
 from __future__ import annotations
 
 import io
-import json
 import math
 import re
 import shutil
-import struct
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-import soundfile as sf
-from scipy.signal import get_window
 
-import audiokit
 from audiokit.dsp.generate import generate
 
-SR = 16000
-EPS32 = float(np.finfo(np.float32).eps)
+from .helpers import EPS32, PNG_END, PNG_MAGIC, SR, cli_npy, png_size, reference_power, rel_err, samples, sidecar, write
+
 # float32 STFT and a float32 filter bank: each mel value is a weighted sum of float32 powers, so
 # relative to the largest mel value the rounding stays within a few tens of eps32 (measured: 2 eps32).
 TOL = 64 * EPS32
 DB_TOL = 1e-3  # float32 log10 of values up to ~100 dB: a few ulps of 100 is ~1e-5 dB
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-PNG_END = b"IEND\xaeB`\x82"
 
 
-# --------------------------------------------------------------------------- helpers
-
-
-def write(path: Path, x: np.ndarray, sr: int = SR, subtype: str = "FLOAT") -> Path:
-    audiokit.write(path, np.atleast_2d(x), sr, subtype=subtype)
-    return path
-
-
-def samples(path: Path) -> np.ndarray:
-    y, _ = sf.read(path, dtype="float64")
-    return y
-
-
-def reference_power(y, win, hop, *, center=False, pad_mode="constant") -> np.ndarray:
-    """|rfft|^2 of periodic-Hann frames [m*hop, m*hop + win), shape (win//2 + 1, n_frames)."""
-    if center:
-        y = np.pad(y, win // 2, mode=pad_mode)
-    window = get_window("hann", win, fftbins=True)
-    count = 1 + (len(y) - win) // hop
-    frames = np.stack([y[m * hop : m * hop + win] * window for m in range(count)])
-    return np.abs(np.fft.rfft(frames, axis=1).T) ** 2
+# --------------------------------------------------------------------------- helpers (shared ones: helpers.py)
 
 
 def htk_filterbank(sr, n_fft, n_mels, fmin=0.0, fmax=None) -> np.ndarray:
@@ -67,20 +40,6 @@ def htk_filterbank(sr, n_fft, n_mels, fmin=0.0, fmax=None) -> np.ndarray:
     return bank
 
 
-def rel_err(actual: np.ndarray, expected: np.ndarray) -> float:
-    assert actual.shape == expected.shape
-    return float(np.max(np.abs(actual - expected)) / np.max(np.abs(expected)))
-
-
-def png_size(data: bytes) -> tuple[int, int]:
-    assert data[:8] == PNG_MAGIC and data[12:16] == b"IHDR"
-    return struct.unpack(">II", data[16:24])
-
-
-def sidecar(npy: Path) -> dict:
-    return json.loads(npy.with_suffix(".json").read_text())
-
-
 @pytest.fixture
 def voice(tmp_path) -> Path:
     """1 s at 16 kHz: a 150 Hz harmonic series, a 2.5 kHz tone and a little noise (float WAV)."""
@@ -89,10 +48,7 @@ def voice(tmp_path) -> Path:
 
 
 def mel_npy(cli, src: Path, npy: Path, *args) -> np.ndarray:
-    code, out, err = cli("mel", src, "--npy", npy, *args)
-    assert (code, err) == (0, ""), err
-    assert out == f"{npy}\n{npy.with_suffix('.json')}\n"
-    return np.load(npy)
+    return cli_npy(cli, "mel", src, npy, *args)
 
 
 # --------------------------------------------------------------------------- values
@@ -100,7 +56,7 @@ def mel_npy(cli, src: Path, npy: Path, *args) -> np.ndarray:
 
 def test_mel_power_equals_the_article_bank_times_the_power_spectrogram(cli, voice, tmp_path):
     M = mel_npy(cli, voice, tmp_path / "m.npy", "--scale", "power")
-    expected = htk_filterbank(SR, 400, 80) @ reference_power(samples(voice), 400, 160)
+    expected = htk_filterbank(SR, 400, 80) @ reference_power(samples(voice)[0], 400, 160)
     assert M.dtype == np.float32 and M.shape == (80, 98)
     assert rel_err(M, expected) <= TOL
     meta = sidecar(tmp_path / "m.npy")
@@ -113,7 +69,7 @@ def test_mel_power_matches_librosa_htk_without_norm(cli, voice, tmp_path):
     librosa = pytest.importorskip("librosa")
     M = mel_npy(cli, voice, tmp_path / "m.npy", "--scale", "power", "--win", "400", "--hop", "160")
     expected = librosa.feature.melspectrogram(
-        y=samples(voice), sr=SR, n_fft=400, hop_length=160, win_length=400, window="hann", center=False, power=2,
+        y=samples(voice)[0], sr=SR, n_fft=400, hop_length=160, win_length=400, window="hann", center=False, power=2,
         n_mels=80, htk=True, norm=None,
     )
     assert rel_err(M, expected) <= TOL
@@ -125,7 +81,7 @@ def test_slaney_norm_and_centre_match_librosa_defaults(cli, voice, tmp_path):
         cli, voice, tmp_path / "m.npy", "--scale", "power", "--mel-scale", "slaney", "--norm", "slaney", "--center",
         "--pad-mode", "constant",
     )
-    expected = librosa.feature.melspectrogram(y=samples(voice), sr=SR, n_fft=400, hop_length=160, n_mels=80)
+    expected = librosa.feature.melspectrogram(y=samples(voice)[0], sr=SR, n_fft=400, hop_length=160, n_mels=80)
     assert M.shape == (80, 1 + SR // 160)
     assert rel_err(M, expected) <= TOL
     # and the default dB scale is power_to_db(ref=np.max, top_db=80) of the same matrix
@@ -160,7 +116,7 @@ def test_log_ln_is_the_natural_log_floored_at_1e_10(cli, voice, tmp_path):
 
 def test_n_mels_40_and_a_frequency_range(cli, voice, tmp_path):
     M = mel_npy(cli, voice, tmp_path / "m.npy", "--scale", "power", "--n-mels", "40", "--fmin", "100", "--fmax", "4kHz")
-    expected = htk_filterbank(SR, 400, 40, 100.0, 4000.0) @ reference_power(samples(voice), 400, 160)
+    expected = htk_filterbank(SR, 400, 40, 100.0, 4000.0) @ reference_power(samples(voice)[0], 400, 160)
     assert M.shape == (40, 98)
     assert rel_err(M, expected) <= TOL
     meta = sidecar(tmp_path / "m.npy")
@@ -290,16 +246,16 @@ def test_short_input_warns_unless_quiet(cli, tmp_path):
 
 
 def test_long_file_streams_to_the_in_memory_log_mel(cli, tmp_path):
-    from audiokit.cli.timefreq import BLOCK_FRAMES
     from audiokit.dsp.mel import log_melspectrogram
     from audiokit.dsp.stft import StftPlan
+    from audiokit.io.reader import BLOCK_SAMPLES
 
     n = 200_000
-    assert n > 3 * BLOCK_FRAMES
+    assert n > 3 * BLOCK_SAMPLES
     src = write(tmp_path / "long.wav", generate("pink:0.1 + sine:440:0.1", n_samples=n, sr=SR, seed=6))
     D = mel_npy(cli, src, tmp_path / "d.npy")
     plan = StftPlan(sr=SR, win_length=400, hop_length=160, dtype="float32")
-    expected = log_melspectrogram(samples(src).astype(np.float32), plan, n_mels=80, ref="max", top_db=80.0)
+    expected = log_melspectrogram(samples(src)[0].astype(np.float32), plan, n_mels=80, ref="max", top_db=80.0)
     assert D.shape == expected.shape == (80, 1 + (n - 400) // 160)
     assert np.max(np.abs(D - expected)) <= DB_TOL
 

@@ -1,29 +1,37 @@
 """``audiokit spectrogram``: the saved arrays against a naive framing + ``np.fft.rfft`` reference
 (uncentred, centred reflect/constant, ``--nfft`` > window), shapes and sidecar, dB/magnitude/complex
-scales, frequency cropping, default and stdout outputs, errors, odd inputs, streaming, PNG size and
-the display max-pooling."""
+scales, frequency cropping, default and stdout outputs, errors, odd inputs, streaming and PNG size.
+The display max-pooling itself is tested in tests/test_plot.py."""
 
 from __future__ import annotations
 
 import io
-import json
 import math
 import re
 import shutil
-import struct
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-import soundfile as sf
-from scipy.signal import get_window
 
 import audiokit
 from audiokit.dsp.generate import generate
 
-SR = 16000
-EPS32 = float(np.finfo(np.float32).eps)
+from .helpers import (
+    EPS32,
+    PNG_END,
+    PNG_MAGIC,
+    SR,
+    cli_npy,
+    png_size,
+    reference_stft,
+    rel_err,
+    samples,
+    sidecar,
+    write,
+)
+
 # The CLI reads float32 samples, windows them in float32 and runs a float32 FFT.  The rounding
 # error of one bin is about eps32 * log2(n_fft) * (norm of the frame), so relative to the largest
 # |X|^2 of the array it stays within a few tens of eps32 (measured: 2-3 eps32).  A wrong window
@@ -32,58 +40,9 @@ TOL = 64 * EPS32  # ~7.6e-6 of the array's maximum
 # dB values are at most ~100 in magnitude and computed in float32 (log10, subtract the reference):
 # a few ulps of 100, i.e. ~1e-5 dB; allow 1e-3 dB.
 DB_TOL = 1e-3
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-PNG_END = b"IEND\xaeB`\x82"
 
 
-# --------------------------------------------------------------------------- helpers
-
-
-def write(path: Path, x: np.ndarray, sr: int = SR, subtype: str = "FLOAT") -> Path:
-    audiokit.write(path, np.atleast_2d(x), sr, subtype=subtype)
-    return path
-
-
-def samples(path: Path) -> np.ndarray:
-    """The file's samples as float64 (channels, n): float32 WAV values are exact in float64."""
-    y, _ = sf.read(path, dtype="float64", always_2d=True)
-    return y.T
-
-
-def reference_stft(
-    y, win, hop, n_fft=None, *, center=False, pad_mode="constant", periodic=True, window="hann"
-) -> np.ndarray:
-    """Naive STFT of a 1-D float64 signal: pad, cut frames, window (scipy get_window, centred in n_fft), rfft.
-
-    Shape (n_fft//2 + 1, n_frames); an input shorter than one frame is zero-padded to one frame.
-    """
-    n_fft = n_fft or win
-    if center:
-        y = np.pad(y, n_fft // 2, mode=pad_mode)
-    if len(y) < n_fft:
-        y = np.pad(y, (0, n_fft - len(y)))
-    padded = np.zeros(n_fft)
-    offset = (n_fft - win) // 2
-    padded[offset : offset + win] = get_window(window, win, fftbins=periodic)
-    count = 1 + (len(y) - n_fft) // hop
-    frames = np.stack([y[m * hop : m * hop + n_fft] * padded for m in range(count)])
-    return np.fft.rfft(frames, axis=1).T
-
-
-def rel_err(actual: np.ndarray, expected: np.ndarray) -> float:
-    """max |actual - expected| relative to max |expected| (shapes must agree)."""
-    assert actual.shape == expected.shape
-    return float(np.max(np.abs(actual - expected)) / np.max(np.abs(expected)))
-
-
-def png_size(data: bytes) -> tuple[int, int]:
-    """(width, height) from the IHDR chunk of PNG bytes (bytes 16-24, big-endian)."""
-    assert data[:8] == PNG_MAGIC and data[12:16] == b"IHDR"
-    return struct.unpack(">II", data[16:24])
-
-
-def sidecar(npy: Path) -> dict:
-    return json.loads(npy.with_suffix(".json").read_text())
+# --------------------------------------------------------------------------- helpers (shared ones: helpers.py)
 
 
 @pytest.fixture
@@ -101,10 +60,7 @@ def stereo(tmp_path) -> Path:
 
 
 def power_npy(cli, src: Path, npy: Path, *args) -> np.ndarray:
-    code, out, err = cli("spectrogram", src, "--npy", npy, "--scale", "power", *args)
-    assert (code, err) == (0, ""), err
-    assert out == f"{npy}\n{npy.with_suffix('.json')}\n"
-    return np.load(npy)
+    return cli_npy(cli, "spectrogram", src, npy, "--scale", "power", *args)
 
 
 # --------------------------------------------------------------------------- values against the reference
@@ -462,11 +418,11 @@ def test_full_scale_square_has_odd_harmonics_at_their_sampled_levels(cli, tmp_pa
 
 
 def test_long_file_streams_to_the_in_memory_result(cli, tmp_path):
-    from audiokit.cli.timefreq import BLOCK_FRAMES
     from audiokit.dsp.stft import StftPlan, spectrogram
+    from audiokit.io.reader import BLOCK_SAMPLES
 
     n = 200_000
-    assert n > 3 * BLOCK_FRAMES
+    assert n > 3 * BLOCK_SAMPLES
     x = generate("chirp:100:7k:0.4 + noise:0.02", n_samples=n, sr=SR, seed=4)
     src = write(tmp_path / "long.wav", x)
     x32 = samples(src)[0].astype(np.float32)
@@ -478,29 +434,7 @@ def test_long_file_streams_to_the_in_memory_result(cli, tmp_path):
         assert rel_err(P, expected) <= TOL
 
 
-# --------------------------------------------------------------------------- display pooling, help
-
-
-@pytest.mark.parametrize("rows, n_columns, width", [(3, 1000, 37), (5, 405, 400), (2, 50, 800), (4, 7, 7), (1, 1, 200)])
-def test_column_pooler_equals_a_naive_max_over_column_groups(rng, rows, n_columns, width):
-    from audiokit.plot import ColumnPooler, max_pool_columns
-
-    image = rng.standard_normal((rows, n_columns))
-    m = min(n_columns, width)
-    edges = np.round(np.linspace(0, n_columns, m + 1)).astype(int)
-    naive = np.empty((rows, m))
-    for j in range(m):
-        assert edges[j + 1] > edges[j]
-        for r in range(rows):
-            naive[r, j] = max(image[r, c] for c in range(edges[j], edges[j + 1]))
-    pooler = ColumnPooler(rows, n_columns, width)
-    start = 0
-    while start < n_columns:  # streamed in uneven chunks, as the CLI does
-        stop = min(n_columns, start + int(rng.integers(1, 60)))
-        pooler.add(image[:, start:stop])
-        start = stop
-    assert np.array_equal(pooler.image, naive)
-    assert np.array_equal(max_pool_columns(image, width), naive)
+# --------------------------------------------------------------------------- help
 
 
 def test_help_shows_an_example(cli):
