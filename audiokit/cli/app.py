@@ -32,6 +32,7 @@ except ImportError:  # pragma: no cover - older Typer uses click itself
 from .. import __version__
 from ..errors import AudiokitError
 from . import console
+from .batch import batch_app
 from .dehum import dehum_command
 from .generate import generate_command
 from .info import info_command
@@ -76,6 +77,7 @@ app.command("istft")(istft_command)
 app.command("resample")(resample_command)
 app.command("quantize")(quantize_command)
 app.command("dehum")(dehum_command)
+app.add_typer(batch_app, name="batch")
 
 
 class Terminated(BaseException):

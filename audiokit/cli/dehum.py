@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Optional
+from collections.abc import Mapping
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -13,12 +14,19 @@ from ..io import is_stdio
 from ..pipelines.dehum import DehumOptions, dehum_file
 from . import console
 from .options import (
-    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, input_options, print_paths, refuse_terminal, reporter,
+    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
 )
 
 HUM_PANEL = "Hum"
 ERASE_PANEL = "--method erase"
 OUT_PANEL = "Output"
+
+
+def options_from(params: Mapping[str, Any]) -> DehumOptions:
+    """The pipeline options from the parameter values of :func:`dehum_command` (also ``audiokit batch``)."""
+    p = params
+    return DehumOptions(freq=p["freq"], method=p["method"], harmonics=p["harmonics"], threshold=p["threshold"],
+                        width=p["width"], win=p["win"], subtype=p["subtype"], normalize=p["normalize"])
 
 
 def dehum_command(
@@ -103,13 +111,13 @@ def dehum_command(
 
         audiokit dehum rec.wav --freq auto --residual hum.wav --json
     """
+    params = dict(locals())
     console.configure(quiet=quiet)
-    options = DehumOptions(freq=freq, method=method, harmonics=harmonics, threshold=threshold, width=width, win=win,
-                           subtype=subtype, normalize=normalize)
+    options = options_from(params)
     if is_stdio(output) and json_out:
         raise ParameterError("--json and -o - both write to stdout: give -o PATH with --json")
     refuse_terminal(output, "WAV")
-    result = dehum_file(file, output, options, residual=residual, inputs=input_options(rate, fmt, channels, fix_nonfinite),
+    result = dehum_file(file, output, options, residual=residual, inputs=inputs_from(params),
                         reporter=reporter())
     console.info(result.summary)
     if json_out:

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 import typer
 
 from ..errors import InputError
-from ..pipelines.info import info
+from ..pipelines.info import InfoOptions, info
 from . import console
-from .options import Debug, FixNonFinite, Json, Quiet, RawChannels, RawFormatOpt, RawRate, input_options, reporter
+from .options import Debug, FixNonFinite, Json, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, reporter
+
+
+def options_from(params: Mapping[str, Any]) -> InfoOptions:
+    """The pipeline options of ``info`` (it has none of its own; also ``audiokit batch info``)."""
+    return InfoOptions()
 
 
 def _db_text(value: float | None) -> str:
@@ -51,12 +57,14 @@ def info_command(
 
         audiokit generate "sine:1k" --dur 1s | audiokit info - --json | jq .levels
     """
+    params = dict(locals())
     console.configure(quiet=quiet)
-    inputs = input_options(rate, fmt, channels, fix_nonfinite)
+    inputs = inputs_from(params)
+    options = options_from(params)
     reports, failed = [], None
     for path in files:
         try:
-            reports.append(info(path, inputs=inputs, reporter=reporter()))
+            reports.append(info(path, options, inputs=inputs, reporter=reporter()))
         except InputError as exc:
             if len(files) == 1:
                 raise

@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from collections.abc import Mapping
+from typing import Annotated, Any, Optional
 
 import typer
 
-from ..pipelines.timefreq import MelOptions, StftOptions, TimeFreqOptions, filterbank_job, timefreq
+from ..pipelines.timefreq import MelOptions, TimeFreqOptions, filterbank_job, timefreq
 from . import console
 from .options import (
-    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, input_options, print_paths, refuse_terminal, reporter,
+    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
 )
 from .stft_options import (
     Center, Cmap, Fft, Hop, Mix, Npy, Nfft, Output, PadMode, Ref, Scale, Size, Symmetric, TopDb, Win, Window,
+    stft_options_from,
 )
 
 MEL_PANEL = "Mel"
+
+
+def options_from(params: Mapping[str, Any]) -> TimeFreqOptions:
+    """The pipeline options from the parameter values of :func:`mel_command` (also ``audiokit batch mel``)."""
+    p = params
+    return TimeFreqOptions(
+        stft=stft_options_from(p),
+        mel=MelOptions(n_mels=p["n_mels"], mel_scale=p["mel_scale"], norm=p["norm"], log=p["log"]).checked(),
+        fmin=p["fmin"], fmax=p["fmax"], mix=p["mix"], scale=p["scale"], ref=p["ref"], top_db=p["top_db"],
+        cmap=p["cmap"], size=p["size"],
+    )
 
 
 def mel_command(
@@ -63,15 +76,11 @@ def mel_command(
 
         audiokit mel examples/data/speech.wav --nfft 512 --filterbank -o melfb.png --npy melfb.npy
     """
+    params = dict(locals())
     console.configure(quiet=quiet)
     refuse_terminal(output, "PNG")
-    options = TimeFreqOptions(
-        stft=StftOptions(win=win, hop=hop, nfft=nfft, window=window, symmetric=symmetric, center=center,
-                         pad_mode=pad_mode, fft=fft),
-        mel=MelOptions(n_mels=n_mels, mel_scale=mel_scale, norm=norm, log=log).checked(),
-        fmin=fmin, fmax=fmax, mix=mix, scale=scale, ref=ref, top_db=top_db, cmap=cmap, size=size,
-    )
-    inputs = input_options(rate, fmt, channels, fix_nonfinite)
+    options = options_from(params)
+    inputs = inputs_from(params)
     if filterbank:
         result = filterbank_job(file, options, png=output, npy=npy, inputs=inputs)
     else:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from collections.abc import Mapping
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -37,6 +38,11 @@ FixNonFinite = Annotated[
 def input_options(rate: str | None, fmt: str | None, channels: int, fix_nonfinite: bool) -> InputOptions:
     """The pipelines' :class:`InputOptions` from the shared raw-PCM and NaN options."""
     return InputOptions(rate=rate, format=fmt, channels=channels, fix_nonfinite=fix_nonfinite)
+
+
+def inputs_from(params: Mapping[str, Any]) -> InputOptions:
+    """:func:`input_options` from a command's parameter values (``rate``, ``fmt``, ``channels``, ``fix_nonfinite``)."""
+    return input_options(params["rate"], params["fmt"], params["channels"], params["fix_nonfinite"])
 
 
 def reporter() -> Reporter:

@@ -6,7 +6,8 @@ The job and its measures: :mod:`audiokit.pipelines.quantize`.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Optional
+from collections.abc import Mapping
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -15,8 +16,18 @@ from ..errors import ParameterError
 from ..pipelines.quantize import QuantizeOptions, quantize_file
 from . import console
 from .options import (
-    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, input_options, print_paths, refuse_terminal, reporter,
+    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
 )
+
+
+def options_from(params: Mapping[str, Any]) -> QuantizeOptions:
+    """The (checked) pipeline options from the parameter values of :func:`quantize_command` (also ``audiokit batch``)."""
+    p = params
+    options = QuantizeOptions(bits=p["bits"], dither=p["dither"], noise_shape=p["noise_shape"], seed=p["seed"],
+                              subtype=p["subtype"])
+    options.check()
+    return options
+
 
 def quantize_command(
     file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, raw PCM with --format), or - for stdin.")],
@@ -66,13 +77,13 @@ def quantize_command(
 
         audiokit quantize tone.wav --bits 4 --noise-shape first --json -o tone4.wav
     """
+    params = dict(locals())
     console.configure(quiet=quiet)
-    options = QuantizeOptions(bits=bits, dither=dither, noise_shape=noise_shape, seed=seed, subtype=subtype)
-    options.check()
+    options = options_from(params)
     if json_out and output == "-":
         raise ParameterError("--json and -o - would both write to stdout; give -o PATH with --json")
     refuse_terminal(output, "WAV")
-    result = quantize_file(file, output, options, inputs=input_options(rate, fmt, channels, fix_nonfinite),
+    result = quantize_file(file, output, options, inputs=inputs_from(params),
                            reporter=reporter())
     if json_out:
         print(json.dumps(result.report, indent=2))

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from collections.abc import Mapping
+from typing import Annotated, Any, Optional
 
 import typer
 
 from ..pipelines.resample import ResampleOptions, resample_file
 from . import console
 from .options import (
-    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, input_options, print_paths, refuse_terminal, reporter,
+    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
 )
+
+
+def options_from(params: Mapping[str, Any]) -> ResampleOptions:
+    """The pipeline options from the parameter values of :func:`resample_command` (also ``audiokit batch``)."""
+    p = params
+    return ResampleOptions(to=p["to"], quality=p["quality"], no_filter=p["no_filter"], normalize=p["normalize"],
+                           subtype=p["subtype"])
+
 
 def resample_command(
     file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, raw PCM with --format), or - for stdin.")],
@@ -61,10 +70,9 @@ def resample_command(
 
         audiokit generate "sine:9k" --rate 48k | audiokit resample - --to 16k --no-filter -o alias.wav
     """
+    params = dict(locals())
     console.configure(quiet=quiet)
     refuse_terminal(output, "WAV")
-    options = ResampleOptions(to=to, quality=quality, no_filter=no_filter, normalize=normalize, subtype=subtype)
-    result = resample_file(file, output, options, inputs=input_options(rate, fmt, channels, fix_nonfinite),
-                           reporter=reporter())
+    result = resample_file(file, output, options_from(params), inputs=inputs_from(params), reporter=reporter())
     print_paths([result.output] if result.output != "-" else [])
     return 0

@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from collections.abc import Mapping
+from typing import Annotated, Any, Optional
 
 import typer
 
-from ..pipelines.timefreq import StftOptions, TimeFreqOptions, timefreq
+from ..pipelines.timefreq import TimeFreqOptions, timefreq
 from . import console
 from .options import (
-    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, input_options, print_paths, refuse_terminal, reporter,
+    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
 )
 from .stft_options import (
     Center, Cmap, Fft, Hop, Mix, Npy, Nfft, Output, PadMode, Ref, Scale, Size, Symmetric, TopDb, Win, Window,
+    stft_options_from,
 )
+
+
+def options_from(params: Mapping[str, Any]) -> TimeFreqOptions:
+    """The pipeline options from the parameter values of :func:`spectrogram_command` (also ``audiokit batch``)."""
+    p = params
+    return TimeFreqOptions(
+        stft=stft_options_from(p), fmin=p["fmin"], fmax=p["fmax"], mix=p["mix"], scale=p["scale"], ref=p["ref"],
+        top_db=p["top_db"], cmap=p["cmap"], size=p["size"], complex_out=p["complex_out"],
+    )
 
 
 def spectrogram_command(
@@ -56,14 +67,9 @@ def spectrogram_command(
 
         audiokit spectrogram rec.wav --nfft 2048 --hop 512 -o rec.png --npy rec.npy --scale power
     """
+    params = dict(locals())
     console.configure(quiet=quiet)
     refuse_terminal(output, "PNG")
-    options = TimeFreqOptions(
-        stft=StftOptions(win=win, hop=hop, nfft=nfft, window=window, symmetric=symmetric, center=center,
-                         pad_mode=pad_mode, fft=fft),
-        fmin=fmin, fmax=fmax, mix=mix, scale=scale, ref=ref, top_db=top_db, cmap=cmap, size=size, complex_out=complex_out,
-    )
-    result = timefreq(file, options, png=output, npy=npy, inputs=input_options(rate, fmt, channels, fix_nonfinite),
-                      reporter=reporter())
+    result = timefreq(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
     print_paths(result.written, to_stderr=result.png_to_stdout)
     return 0

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Optional
+from collections.abc import Mapping
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -11,12 +12,19 @@ from ..errors import ParameterError
 from ..pipelines.spectrum import SpectrumOptions, spectrum_file
 from . import console
 from .options import (
-    Debug, FixNonFinite, Json, Quiet, RawChannels, RawFormatOpt, RawRate, input_options, print_paths, refuse_terminal, reporter,
+    Debug, FixNonFinite, Json, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
 )
 from .stft_options import Fft, Mix, Size, Symmetric, Window
 
 PEAKS_PANEL = "Peaks"
 OUT_PANEL = "Output"
+
+
+def options_from(params: Mapping[str, Any]) -> SpectrumOptions:
+    """The pipeline options from the parameter values of :func:`spectrum_command` (also ``audiokit batch``)."""
+    names = ("start", "dur", "window", "symmetric", "nfft", "peaks", "threshold", "min_sep", "phase", "linear",
+             "two_sided", "size", "fmin", "fmax", "channel", "mix", "fft")
+    return SpectrumOptions(**{name: params[name] for name in names})
 
 
 def _print_report(report: dict, with_phase: bool) -> None:
@@ -75,16 +83,12 @@ def spectrum_command(
 
         audiokit spectrum rec.wav --start 1s --dur 0.5s --nfft 16384 -o rec.spectrum.png --json
     """
+    params = dict(locals())
     console.configure(quiet=quiet)
     if json_out and output == "-":
         raise ParameterError("--json and -o - both write to stdout; choose one")
     refuse_terminal(output, "PNG")
-    options = SpectrumOptions(
-        start=start, dur=dur, window=window, symmetric=symmetric, nfft=nfft, peaks=peaks, threshold=threshold,
-        min_sep=min_sep, phase=phase, linear=linear, two_sided=two_sided, size=size, fmin=fmin, fmax=fmax,
-        channel=channel, mix=mix, fft=fft,
-    )
-    report = spectrum_file(file, options, png=output, npy=npy, inputs=input_options(rate, fmt, channels, fix_nonfinite),
+    report = spectrum_file(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params),
                            reporter=reporter())
     if json_out:
         print(json.dumps(report, indent=2))

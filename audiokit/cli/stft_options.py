@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from collections.abc import Mapping
+from typing import Annotated, Any, Optional
 
 import typer
+
+from ..pipelines.timefreq import StftOptions
 
 STFT_PANEL = "STFT"
 OUT_PANEL = "Output"
@@ -36,3 +39,11 @@ Ref = Annotated[str, typer.Option("--ref", help="dB reference: max (0 dB = loude
 TopDb = Annotated[float, typer.Option("--top-db", help="Clip dB values below (max - TOP_DB); 0 disables the clip.", min=0, rich_help_panel=OUT_PANEL)]
 Cmap = Annotated[str, typer.Option("--cmap", help="matplotlib colormap of the PNG.", rich_help_panel=OUT_PANEL)]
 Size = Annotated[str, typer.Option("--size", help="PNG size in pixels, WIDTHxHEIGHT.", rich_help_panel=OUT_PANEL)]
+
+
+def stft_options_from(params: Mapping[str, Any]) -> StftOptions:
+    """The :class:`StftOptions` from a command's parameter values (``win``, ``hop``, ``nfft``, ...)."""
+    return StftOptions(
+        win=params["win"], hop=params["hop"], nfft=params["nfft"], window=params["window"],
+        symmetric=params["symmetric"], center=params["center"], pad_mode=params["pad_mode"], fft=params["fft"],
+    )

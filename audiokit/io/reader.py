@@ -74,6 +74,51 @@ class AudioSource:
         self._nonfinite = nonfinite
         self._owned = owned
         self._warned_full_scale = False
+        self.offset = 0
+
+    def segment(self, start: int, n_samples: int | None = None) -> AudioSource:
+        """Restrict this source to ``n_samples`` samples from sample ``start`` (in place; returns ``self``).
+
+        Afterwards the source behaves as a file that starts at ``start``:
+        ``n_samples``, :meth:`blocks` and :meth:`read` count from there, so a
+        pipeline given a segment computes exactly what it computes on a file
+        cut to that segment.  ``offset`` holds ``start`` (in samples of the
+        whole file).
+
+        Parameters
+        ----------
+        start : int >= 0
+            First sample of the segment, counted from the start of the current view.
+        n_samples : int > 0, optional
+            Length of the segment; default: to the end.  A segment running past
+            the end is cut to the samples that exist, with a warning.
+
+        Raises
+        ------
+        InputError
+            When ``start`` is at or beyond the end.
+        ParameterError
+            When ``start`` is negative or ``n_samples`` is not positive.
+        """
+        if start < 0:
+            raise ParameterError(f"segment start ({start}) must be >= 0")
+        if n_samples is not None and n_samples <= 0:
+            raise ParameterError(f"segment length ({n_samples} samples) must be > 0")
+        if start >= self.n_samples:
+            raise InputError(
+                f"segment start {start / self.sr:.6g} s is at or beyond the end ({self.n_samples / self.sr:.6g} s)",
+                self.name,
+            )
+        available = self.n_samples - start
+        if n_samples is not None and n_samples > available:
+            warnings.warn(
+                f"{self.name}: segment of {n_samples / self.sr:.6g} s from {start / self.sr:.6g} s runs past the end; "
+                f"using the {available / self.sr:.6g} s that exist",
+                stacklevel=2,
+            )
+        self.offset += start
+        self.n_samples = available if n_samples is None else min(n_samples, available)
+        return self
 
     @property
     def duration(self) -> float:
@@ -91,7 +136,7 @@ class AudioSource:
         for obj in self._owned:
             obj.close()
 
-    def __enter__(self) -> "AudioSource":
+    def __enter__(self) -> AudioSource:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -162,7 +207,7 @@ class AudioSource:
         remaining = self.n_samples - start if n_samples is None else min(n_samples, self.n_samples - start)
         if remaining <= 0:  # nothing to read (start at or past the end): seeking there would fail
             return
-        self._sf.seek(start)
+        self._sf.seek(self.offset + start)
         step = block_size - overlap
         previous: np.ndarray | None = None
         position = start

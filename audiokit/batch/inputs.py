@@ -1,0 +1,245 @@
+"""Which inputs a batch runs on, and the id that names each one's outputs.
+
+Input forms (``audiokit batch COMMAND INPUTS...``):
+
+* a file: taken as is (a missing or bad file fails on its own, the batch goes on);
+* a folder: walked recursively in sorted order; files whose name matches
+  ``--glob`` (``fnmatch``, e.g. ``*.flac``), by default every extension
+  soundfile reads (:func:`audio_extensions`); hidden files and folders
+  (``.name``) and the batch's own output folder are skipped;
+* ``@list.txt``: one path per line (blank lines and ``#`` comments skipped);
+* ``-``: the same, read from standard input;
+* ``--manifest in.jsonl``: one JSON object per line,
+  ``{"id": ..., "path": ..., "start": seconds, "duration": seconds}``
+  (``start``/``duration`` optional): segments of long recordings, named by
+  their ``id``.
+
+Relative paths are relative to the current folder.  The id of a file is its
+path relative to the layout root without the extension (``a/b/utt``); the
+root is ``--root`` or the common folder of the folders given and of the
+files' parents.  Two inputs with the same id (``utt.wav`` and ``utt.flac``)
+would write the same outputs: the second is marked with a problem and fails.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from ..errors import ParameterError
+
+__all__ = ["InputItem", "audio_extensions", "collect_inputs", "read_path_list", "read_segments", "check_id"]
+
+#: Extensions of the soundfile formats beyond the format's own name.
+_EXTRA_EXTENSIONS = {
+    "AIFF": ("aif", "aifc"), "AU": ("snd",), "OGG": ("oga", "opus"), "NIST": ("sph",), "IRCAM": ("sf",),
+    "MAT4": ("mat",), "MAT5": ("mat",), "WAVEX": ("wav",), "SVX": ("8svx", "iff"),
+}
+
+
+@dataclass(frozen=True)
+class InputItem:
+    """One input of a batch.
+
+    Attributes
+    ----------
+    id : str
+        Names the outputs, relative to the output folder (POSIX, no suffix).
+    path : str
+        Absolute path of the audio file.
+    start, duration : float, optional
+        Segment in seconds (``--manifest``); None for the whole file.
+    problem : str, optional
+        Why this input cannot run (a duplicate id); it is recorded as failed.
+    """
+
+    id: str
+    path: str
+    start: float | None = None
+    duration: float | None = None
+    problem: str | None = None
+
+    @property
+    def segment(self) -> dict[str, float] | None:
+        """``{"start": s, "duration": s}`` for a segment, else None."""
+        if self.start is None and self.duration is None:
+            return None
+        segment = {"start": self.start or 0.0}
+        if self.duration is not None:
+            segment["duration"] = self.duration
+        return segment
+
+
+def audio_extensions() -> frozenset[str]:
+    """Lower-case extensions (no dot) of every format soundfile reads, except headerless RAW."""
+    import soundfile as sf
+
+    names: set[str] = set()
+    for fmt in sf.available_formats():
+        if fmt == "RAW":
+            continue
+        names.add(fmt.lower())
+        names.update(_EXTRA_EXTENSIONS.get(fmt, ()))
+    return frozenset(names)
+
+
+def read_path_list(lines: Iterable[str]) -> list[str]:
+    """Paths from the lines of an ``@list`` file or of standard input (blank lines and ``#`` comments skipped)."""
+    paths = []
+    for line in lines:
+        text = line.strip()
+        if text and not text.startswith("#"):
+            paths.append(text)
+    return paths
+
+
+def check_id(item_id: str, where: str) -> str:
+    """Refuse an id that would write outside the output folder (absolute, ``..``, empty)."""
+    parts = PurePosixPath(item_id).parts
+    if not item_id or item_id.startswith("/") or ".." in parts or any(p.startswith(".") for p in parts):
+        raise ParameterError(f"{where}: id {item_id!r} must be a relative name without '..' or hidden parts")
+    return str(PurePosixPath(item_id))
+
+
+def _seconds(value: object, key: str, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ParameterError(f"{where}: {key!r} must be a number of seconds >= 0, got {value!r}")
+    return float(value)
+
+
+def read_segments(manifest: str) -> list[InputItem]:
+    """The items of a ``--manifest`` JSONL file (ParameterError naming the line on any problem)."""
+    try:
+        text = sys.stdin.read() if manifest == "-" else Path(manifest).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ParameterError(f"--manifest {manifest}: cannot read it ({exc.strerror or exc})") from None
+    items = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"--manifest {manifest} line {number}"
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ParameterError(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            raise ParameterError(f"{where}: expected an object with a \"path\" string")
+        path = os.path.abspath(entry["path"])
+        item_id = entry.get("id")
+        if item_id is None:
+            item_id = str(PurePosixPath(*Path(entry["path"]).with_suffix("").parts[-1:]))
+        if not isinstance(item_id, str):
+            raise ParameterError(f"{where}: \"id\" must be a string")
+        duration = _seconds(entry.get("duration"), "duration", where)
+        if duration == 0:
+            raise ParameterError(f"{where}: 'duration' must be > 0")
+        items.append(InputItem(check_id(item_id, where), path, _seconds(entry.get("start"), "start", where), duration))
+    return items
+
+
+def _matches(name: str, glob: str | None, extensions: frozenset[str]) -> bool:
+    if name.startswith("."):
+        return False
+    if glob is not None:
+        return fnmatch.fnmatch(name, glob)
+    return name.rpartition(".")[2].lower() in extensions if "." in name else False
+
+
+def _walk(folder: str, glob: str | None, extensions: frozenset[str], skip: str | None) -> list[str]:
+    found = []
+    for here, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and os.path.join(here, d) != skip)
+        found += [os.path.join(here, f) for f in sorted(files) if _matches(f, glob, extensions)]
+    return found
+
+
+def collect_inputs(
+    args: Sequence[str], *, glob: str | None = None, root: str | None = None, manifest: str | None = None,
+    exclude: str | None = None, stdin_lines: Iterable[str] | None = None,
+) -> list[InputItem]:
+    """Expand the INPUTS of a batch into items with their ids (see the module docstring).
+
+    Parameters
+    ----------
+    args : sequence of str
+        Files, folders, ``@list`` files and ``-``.
+    glob : str, optional
+        Pattern file names in folders must match.
+    root : str, optional
+        Folder the ids are relative to (default: the common folder).
+    manifest : str, optional
+        JSONL segment manifest (its items come after those of ``args``).
+    exclude : str, optional
+        A folder never walked into (the batch's output folder).
+    stdin_lines : iterable of str, optional
+        Where ``-`` reads its paths (default: standard input).
+
+    Raises
+    ------
+    ParameterError
+        An unreadable ``@list``, a file outside ``--root``, a bad manifest line,
+        or no input at all.
+    """
+    extensions = audio_extensions()
+    skip = os.path.abspath(exclude) if exclude else None
+    files: list[str] = []
+    bases: list[str] = []
+
+    def add(path: str) -> None:
+        full = os.path.abspath(path)
+        if os.path.isdir(full):
+            files.extend(_walk(full, glob, extensions, skip))
+            bases.append(full)
+        else:
+            files.append(full)
+            bases.append(os.path.dirname(full))
+
+    for arg in args:
+        if arg == "-":
+            for path in read_path_list(sys.stdin if stdin_lines is None else stdin_lines):
+                add(path)
+        elif arg.startswith("@"):
+            try:
+                lines = Path(arg[1:]).read_text(encoding="utf-8").splitlines()
+            except OSError as exc:
+                raise ParameterError(f"{arg}: cannot read the list ({exc.strerror or exc})") from None
+            for path in read_path_list(lines):
+                add(path)
+        else:
+            add(arg)
+    items: list[InputItem] = []
+    if files:
+        top = os.path.abspath(root) if root is not None else os.path.commonpath(bases)
+        for path in files:
+            rel = os.path.relpath(path, top)
+            if rel == ".." or rel.startswith(".." + os.sep):
+                raise ParameterError(f"--root {root}: {path} is not inside it")
+            items.append(InputItem(str(PurePosixPath(*Path(rel).with_suffix("").parts)), path))
+    if manifest is not None:
+        items += read_segments(manifest)
+    if not items:
+        raise ParameterError("no input: give files, folders, @list, - (paths on stdin) or --manifest "
+                             f"(folders are searched for {glob or 'audio files'})")
+    return _mark_duplicates(items)
+
+
+def _mark_duplicates(items: list[InputItem]) -> list[InputItem]:
+    """Give every item whose id is already taken a problem (its outputs would overwrite the first's)."""
+    first: dict[str, InputItem] = {}
+    out = []
+    for item in items:
+        other = first.setdefault(item.id, item)
+        if other is not item:
+            if other.path == item.path and other.segment == item.segment:
+                continue  # the same input named twice: run it once
+            item = replace(item, problem=f"its output name {item.id!r} is already that of {other.path}; rename one of them")
+        out.append(item)
+    return out

@@ -1,0 +1,190 @@
+"""The output folder's bookkeeping: ``manifest.jsonl``, ``results.jsonl``, the lock and stale temp files.
+
+``manifest.jsonl`` is append-only: one JSON object per finished input, written
+by the batch's client process only (workers return their records), one
+``write`` per line, flushed at once, ``fsync`` at the end.  A ``kill -9``
+can tear at most the last line: readers skip a line that is not a JSON
+object, and the writer starts a new line after a torn one.  The latest record
+of an input (its id, path and segment) is the one that counts.
+
+Line format (keys in this order; see README "Corpora")::
+
+    {"id": "a/b/utt", "path": "/abs/a/b/utt.wav", "segment": null, "size": 123, "mtime_ns": 1700000000000000000,
+     "status": "ok", "error": null, "outputs": {"npy": "a/b/utt.mel.npy", "json": "a/b/utt.mel.json"},
+     "shape": [80, 1198], "duration": 12.0, "sr": 16000, "channels": 1, "warnings": [], "seconds": 0.004,
+     "command": "mel", "fingerprint": "sha256:0123456789abcdef", "finished": "2026-12-01T10:00:00Z"}
+
+``results.jsonl`` (``info``, ``spectrum``) holds ``{"id": ..., **report}`` per
+input; at the start of a run it is rewritten (atomically) to the results of
+the inputs that run skips, so that every input appears once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import OutputError
+from ..io.atomic import TEMP_MARKER, describe_os_error, write_text_atomic
+
+__all__ = [
+    "MANIFEST", "RESULTS", "LOCK", "read_records", "latest_records", "record_key", "ManifestWriter", "DirLock",
+    "sweep_temp_files", "compact_results", "is_done",
+]
+
+MANIFEST = "manifest.jsonl"
+RESULTS = "results.jsonl"
+LOCK = ".audiokit-batch.lock"
+
+
+def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
+    """The records of a manifest (or results) file in order, skipping torn or invalid lines."""
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        for line in fh:
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(record, dict) and isinstance(record.get("id"), str):
+                yield record
+
+
+def record_key(item_id: str, path: str, segment: dict | None) -> tuple[str, str, str]:
+    """What identifies an input across runs: id, path and segment."""
+    return item_id, path, json.dumps(segment, sort_keys=True)
+
+
+def latest_records(path: str | os.PathLike) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The last record of each input (:func:`record_key`) in a manifest."""
+    latest = {}
+    for record in read_records(path):
+        latest[record_key(record["id"], str(record.get("path")), record.get("segment"))] = record
+    return latest
+
+
+def is_done(record: dict[str, Any] | None, *, fingerprint: str, size: int | None, mtime_ns: int | None,
+            out_dir: str) -> bool:
+    """True when ``record`` says the input was done with these options, unchanged, and its outputs exist."""
+    if record is None or record.get("status") != "ok" or record.get("fingerprint") != fingerprint:
+        return False
+    if size is None or record.get("size") != size or record.get("mtime_ns") != mtime_ns:
+        return False
+    outputs = record.get("outputs") or {}
+    return all(os.path.exists(os.path.join(out_dir, *str(name).split("/"))) for name in outputs.values())
+
+
+class ManifestWriter:
+    """Append records to ``manifest.jsonl`` (a context manager; see the module docstring)."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = str(path)
+        try:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise OutputError(f"cannot write the manifest: {describe_os_error(exc)}", self.path) from exc
+        size = os.fstat(self._fd).st_size
+        if size:
+            with open(self.path, "rb") as fh:
+                fh.seek(size - 1)
+                if fh.read(1) != b"\n":  # a torn last line: start a fresh one
+                    self._write(b"\n")
+
+    def _write(self, data: bytes) -> None:
+        try:
+            written = os.write(self._fd, data)
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
+        except OSError as exc:
+            raise OutputError(f"cannot write the manifest: {describe_os_error(exc)}", self.path) from exc
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Write one record as one line (one ``write`` call)."""
+        self._write((json.dumps(record, separators=(", ", ": ")) + "\n").encode("utf-8"))
+
+    def close(self) -> None:
+        """``fsync`` and close."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> ManifestWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class DirLock:
+    """An exclusive ``flock`` on ``DIR/.audiokit-batch.lock``: one batch writes a folder at a time."""
+
+    def __init__(self, out_dir: str | os.PathLike) -> None:
+        import fcntl
+
+        path = os.path.join(out_dir, LOCK)
+        try:
+            self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise OutputError(f"cannot write in the output folder: {describe_os_error(exc)}", out_dir) from exc
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self._fd)
+            raise OutputError("another audiokit batch is writing this folder (wait for it, or give another --out)",
+                              out_dir) from None
+
+    def release(self) -> None:
+        """Unlock (closing the file releases the lock)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def sweep_temp_files(folders: Iterable[str]) -> int:
+    """Remove the temp files atomic writes leave when a process is killed (``kill -9``); return how many.
+
+    Those are ``.<name>.audiokit-tmp-<pid>-<random><suffix>``
+    (:data:`audiokit.io.atomic.TEMP_MARKER`), of any pid: a Dask worker's pid
+    is from another machine.
+
+    Only called while holding the :class:`DirLock` and with no worker running,
+    so every such file is stale.
+    """
+    removed = 0
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") and TEMP_MARKER in entry.name and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed += 1
+    return removed
+
+
+def compact_results(path: str | os.PathLike, keep: set[str]) -> None:
+    """Rewrite ``results.jsonl`` to the last line of each id in ``keep`` (atomically; nothing else kept)."""
+    if not Path(path).exists():
+        return
+    last: dict[str, str] = {}
+    for record in read_records(path):
+        if record["id"] in keep:
+            last[record["id"]] = json.dumps(record, separators=(", ", ": "))
+    write_text_atomic(path, "".join(line + "\n" for line in last.values()))
+
+
+def utc_now() -> str:
+    """The current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -1,0 +1,355 @@
+"""``audiokit batch``: plan the inputs, skip what is done, run the rest, record every input.
+
+:func:`run_batch` is the whole job, Typer-free (the CLI in
+:mod:`audiokit.cli.batch` only declares options and draws progress):
+
+1. validate the options (exit 2) and take the output folder (create it, lock
+   it; exit 4 when it cannot be written);
+2. collect the inputs (:mod:`audiokit.batch.inputs`) and drop those the
+   manifest shows done with the same fingerprint, size and mtime, outputs
+   present (unless ``force``);
+3. remove stale temp files a killed run left, group the rest into tasks of
+   ``chunk`` inputs and keep ``backend.slots`` tasks in flight
+   (:mod:`audiokit.batch.executor`); as each task finishes, append its
+   records (and ``results.jsonl`` lines) — the client is the only writer;
+4. stop early after ``max_failures`` failed inputs; on Ctrl-C/SIGTERM the
+   exception propagates after the workers are stopped and temp files removed
+   (the CLI exits 130/143).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import OutputError, ParameterError
+from ..io.atomic import describe_os_error
+from .executor import Backend, PoolBackend, make_backend
+from .inputs import InputItem, collect_inputs
+from .jobs import RESULT_COMMANDS, Job, output_names, validate
+from .manifest import (
+    MANIFEST,
+    RESULTS,
+    DirLock,
+    ManifestWriter,
+    compact_results,
+    is_done,
+    latest_records,
+    record_key,
+    sweep_temp_files,
+    utc_now,
+)
+from .tasks import THREAD_VARS, chunked, run_task, single_thread_env
+
+__all__ = ["BatchRequest", "BatchStats", "run_batch", "default_jobs"]
+
+#: Keys of a manifest line, in order (see :mod:`audiokit.batch.manifest`).
+MAX_ERRORS_SHOWN = 5
+RECORD_KEYS = ("id", "path", "segment", "size", "mtime_ns", "status", "error", "outputs", "shape", "duration", "sr",
+               "channels", "warnings", "seconds")
+
+
+def default_jobs() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """Everything ``audiokit batch`` was asked (values as typed; see :func:`run_batch`)."""
+
+    job: Job
+    paths: tuple[str, ...] = ()
+    out: str = "."
+    root: str | None = None
+    glob: str | None = None
+    manifest: str | None = None
+    force: bool = False
+    max_failures: int | None = None
+    jobs: int | None = None
+    chunk: int | None = None
+    scheduler: str | None = None
+
+
+@dataclass
+class BatchStats:
+    """Counts and rates of a run so far (passed to the progress callback; the summary at the end).
+
+    ``total`` counts every input, ``skipped`` those already done, ``done``
+    those finished in this run (``ok + failed``); rates are over this run.
+    """
+
+    command: str
+    total: int
+    skipped: int = 0
+    ok: int = 0
+    failed: int = 0
+    audio_seconds: float = 0.0
+    started: float = field(default_factory=time.perf_counter)
+    finished: float | None = None
+    stopped_early: bool = False
+    out: str = ""
+    backend: str = ""
+    workers: int = 1
+    #: The first :data:`MAX_ERRORS_SHOWN` error lines of this run (the manifest has them all).
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        """Inputs finished in this run, ``ok + failed``."""
+        return self.ok + self.failed
+
+    @property
+    def to_run(self) -> int:
+        """Inputs this run has to compute, ``total - skipped``."""
+        return self.total - self.skipped
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the run started (until it finished)."""
+        return (self.finished or time.perf_counter()) - self.started
+
+    @property
+    def files_per_second(self) -> float:
+        """``done / elapsed``."""
+        return self.done / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def audio_hours_per_second(self) -> float:
+        """Hours of audio of the ``ok`` inputs per second of wall time."""
+        return self.audio_seconds / 3600 / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """``(to_run - done) / files_per_second`` (None before the first input finishes)."""
+        rate = self.files_per_second
+        return (self.to_run - self.done) / rate if rate > 0 else None
+
+    @property
+    def exit_code(self) -> int:
+        """0 when no input failed, 3 otherwise."""
+        return 3 if self.failed else 0
+
+    def line(self) -> str:
+        """The one-line summary printed on stderr."""
+        early = " (stopped early: --max-failures reached)" if self.stopped_early else ""
+        return (
+            f"batch {self.command}: {self.ok} ok, {self.failed} failed, {self.skipped} already done, "
+            f"{self.total} inputs; {self.elapsed:.2f} s, {self.files_per_second:.1f} files/s, "
+            f"{self.audio_hours_per_second * 3600:.0f}x real time ({self.backend}, {self.workers} worker(s)){early}; "
+            f"manifest {os.path.join(self.out, MANIFEST)}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` summary."""
+        return {
+            "command": self.command, "total": self.total, "ok": self.ok, "failed": self.failed,
+            "skipped": self.skipped, "seconds": round(self.elapsed, 3), "files_per_second": round(self.files_per_second, 2),
+            "audio_seconds": round(self.audio_seconds, 3), "stopped_early": self.stopped_early, "out": self.out,
+            "manifest": os.path.join(self.out, MANIFEST), "backend": self.backend, "workers": self.workers,
+            "exit_code": self.exit_code,
+        }
+
+
+def _file_state(path: str) -> tuple[int | None, int | None]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None, None
+    return st.st_size, st.st_mtime_ns
+
+
+def _plan(job: Job, items: list[InputItem], previous: dict, out_dir: str) -> tuple[list[InputItem], list[InputItem]]:
+    """Split the inputs into (to run, already done)."""
+    fingerprint = job.fingerprint()
+    todo, done = [], []
+    for item in items:
+        size, mtime_ns = _file_state(item.path)
+        record = previous.get(record_key(item.id, item.path, item.segment))
+        ok = item.problem is None and is_done(record, fingerprint=fingerprint, size=size, mtime_ns=mtime_ns, out_dir=out_dir)
+        (done if ok else todo).append(item)
+    return todo, done
+
+
+def _output_folders(job: Job, items: Iterable[InputItem], out_dir: str) -> set[str]:
+    folders = {out_dir}
+    for item in items:
+        for name in output_names(job, item.id).values():
+            folders.add(os.path.dirname(os.path.join(out_dir, *name.split("/"))))
+    return folders
+
+
+def _task_failure(item: InputItem, exc: BaseException) -> dict[str, Any]:
+    """The record of an input whose task could not finish (its worker died, the cluster failed it)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return {"id": item.id, "path": item.path, "segment": item.segment, "status": "failed",
+            "error": f"{item.path}: the task running it failed: {type(exc).__name__}: {text}", "outputs": {}}
+
+
+def _default_chunk(n_tasks_inputs: int, workers: int) -> int:
+    """Inputs per task: about 16 tasks per worker, between 1 and 32 inputs each."""
+    return max(1, min(32, n_tasks_inputs // max(1, 16 * workers)))
+
+
+class _Recorder:
+    """Writes the records the workers return: ``results.jsonl`` first, then the manifest line."""
+
+    def __init__(self, job: Job, out_dir: str, manifest: ManifestWriter, stats: BatchStats) -> None:
+        self.job, self.out_dir, self.manifest, self.stats = job, out_dir, manifest, stats
+        self.fingerprint = job.fingerprint()
+        self.results_path = os.path.join(out_dir, RESULTS)
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        result = record.pop("result", None)
+        if record.get("status") == "ok" and self.job.command in RESULT_COMMANDS:
+            line = json.dumps({"id": record["id"], **(result or {})}, separators=(", ", ": ")) + "\n"
+            try:
+                with open(self.results_path, "a", encoding="utf-8") as fh:
+                    fh.write(line)
+            except OSError as exc:
+                raise OutputError(f"cannot write the results: {describe_os_error(exc)}", self.results_path) from exc
+        line = {key: record.get(key) for key in RECORD_KEYS}
+        line.update(command=self.job.command, fingerprint=self.fingerprint, finished=utc_now())
+        self.manifest.append(line)
+        if record.get("status") == "ok":
+            self.stats.ok += 1
+            self.stats.audio_seconds += record.get("duration") or 0.0
+        else:
+            self.stats.failed += 1
+            if len(self.stats.errors) < MAX_ERRORS_SHOWN:
+                self.stats.errors.append(str(record.get("error")))
+
+
+def _execute(backend: Backend, job: Job, tasks: list[list[InputItem]], out_dir: str, record: _Recorder,
+             stats: BatchStats, max_failures: int | None, on_update: Callable[[BatchStats], None]) -> Backend:
+    """Keep ``backend.slots`` tasks in flight, record each as it finishes; return the (maybe restarted) backend."""
+    queue = list(reversed(tasks))
+    pending: dict[Any, list[InputItem]] = {}
+    retried: set[int] = set()
+    cancel = True
+    try:
+        while queue or pending:
+            while queue and len(pending) < backend.slots:
+                task = queue.pop()
+                pending[backend.submit(run_task, job, task, out_dir)] = task
+            broken = False
+            for future in backend.wait_first(set(pending)):
+                task = pending.pop(future)
+                try:
+                    records = future.result()
+                except BrokenProcessPool as exc:  # a worker died (killed, out of memory): retry its tasks once
+                    broken = True
+                    if id(task) not in retried:
+                        retried.add(id(task))
+                        queue.append(task)
+                        continue
+                    records = [_task_failure(item, exc) for item in task]
+                except Exception as exc:  # noqa: BLE001 - e.g. Dask's KilledWorker after repeated worker deaths
+                    records = [_task_failure(item, exc) for item in task]
+                for rec in records:
+                    record(rec)
+            on_update(stats)
+            if max_failures is not None and stats.failed >= max_failures:
+                stats.stopped_early = True
+                return backend
+            if broken and isinstance(backend, PoolBackend):
+                for task in pending.values():
+                    if id(task) not in retried:
+                        retried.add(id(task))
+                        queue.append(task)
+                pending.clear()
+                backend.close(cancel=True)
+                backend = PoolBackend(backend.workers)
+        cancel = False
+        return backend
+    finally:
+        if cancel:  # stopping early or interrupted: record the tasks that finished meanwhile, then stop the rest
+            for future, task in list(pending.items()):
+                if _finished(future):
+                    del pending[future]
+                    for rec in future.result():
+                        record(rec)
+        backend.close(cancel=cancel, pending=set(pending))
+
+
+def _finished(future: Any) -> bool:
+    """True for a future that finished without an exception (a concurrent.futures or Dask future)."""
+    try:
+        return bool(future.done()) and not future.cancelled() and future.exception(timeout=0) is None
+    except Exception:  # noqa: BLE001 - cancelled, timed out or failed: not finished
+        return False
+
+
+def run_batch(request: BatchRequest, *, on_update: Callable[[BatchStats], None] | None = None,
+              stdin_lines: Iterable[str] | None = None) -> BatchStats:
+    """Run a batch (see the module docstring); return its statistics (``exit_code``: 0 or 3).
+
+    Raises
+    ------
+    ParameterError
+        Bad options or inputs (exit 2).
+    OutputError
+        The output folder cannot be created, locked or written (exit 4).
+    KeyboardInterrupt, audiokit.cli.app.Terminated
+        Propagated after the workers are stopped and temp files removed.
+    """
+    job = request.job
+    validate(job)
+    for name, value in (("--max-failures", request.max_failures), ("--chunk", request.chunk), ("--jobs", request.jobs)):
+        if value is not None and value < 1:
+            raise ParameterError(f"{name}: {value} must be >= 1")
+    out_dir = os.path.abspath(request.out)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create the output folder: {describe_os_error(exc)}", request.out) from exc
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise OutputError("the output folder is not writable (permission denied)", request.out)
+    lock = DirLock(out_dir)
+    folders = {out_dir}
+    try:
+        items = collect_inputs(request.paths, glob=request.glob, root=request.root, manifest=request.manifest,
+                               exclude=out_dir, stdin_lines=stdin_lines)
+        manifest_path = os.path.join(out_dir, MANIFEST)
+        previous = {} if request.force else latest_records(manifest_path)
+        todo, done = _plan(job, items, previous, out_dir)
+        if job.command in RESULT_COMMANDS:
+            compact_results(os.path.join(out_dir, RESULTS), {item.id for item in done})
+        folders = _output_folders(job, todo, out_dir)
+        sweep_temp_files(folders)
+        workers = 1 if request.scheduler is None and (request.jobs or default_jobs()) <= 1 else (request.jobs or default_jobs())
+        stats = BatchStats(command=job.command, total=len(items), skipped=len(done), out=out_dir, workers=workers)
+        update = on_update or (lambda s: None)
+        chunk = request.chunk or _default_chunk(len(todo), workers)
+        saved_env = single_thread_env() if request.scheduler is None and workers > 1 else None
+        try:
+            with ManifestWriter(manifest_path) as manifest:
+                recorder = _Recorder(job, out_dir, manifest, stats)
+                update(stats)
+                if todo:
+                    backend = make_backend(workers, request.scheduler)
+                    stats.backend = backend.name
+                    stats.workers = workers if request.scheduler is None else backend.slots // 2
+                    _execute(backend, job, chunked(todo, chunk), out_dir, recorder, stats, request.max_failures, update)
+                stats.backend = stats.backend or "nothing to do"
+        finally:
+            if saved_env is not None:
+                for name in THREAD_VARS:
+                    if saved_env[name] is None:
+                        os.environ.pop(name, None)
+                    else:
+                        os.environ[name] = saved_env[name]  # type: ignore[assignment]
+        stats.finished = time.perf_counter()
+        update(stats)
+        return stats
+    finally:
+        sweep_temp_files(folders)
+        lock.release()

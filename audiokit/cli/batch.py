@@ -1,0 +1,154 @@
+"""``audiokit batch COMMAND``: a single-file command over a corpus (the engine: :mod:`audiokit.batch`).
+
+Each ``batch`` subcommand is built from the single-file command's own
+signature: every option of ``audiokit mel`` is an option of ``audiokit batch
+mel``, declared once (in :mod:`audiokit.cli.mel`), minus the input argument
+and the options that name outputs or print to stdout (``-o/--output``,
+``--npy``, ``--residual``, ``--json``, ``mel --filterbank``); the batch options
+are added.  The values are turned into the pipeline options by the command
+module's ``options_from``, exactly as the single-file command does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+from collections.abc import Callable, Iterator, Mapping
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ..batch.jobs import COMMANDS, Job
+from ..batch.runner import BatchRequest, BatchStats, run_batch
+from . import console, dehum, info, mel, quantize, resample, spectrogram, spectrum
+from .options import inputs_from
+
+__all__ = ["batch_app", "DROPPED"]
+
+BATCH_PANEL = "Batch"
+#: Parameters of the single-file commands that batch does not take: the input, output names, stdout reports.
+DROPPED = frozenset({"file", "files", "output", "npy", "residual", "json_out", "filterbank"})
+_MODULES = {
+    "mel": (mel.mel_command, mel.options_from), "spectrogram": (spectrogram.spectrogram_command, spectrogram.options_from),
+    "resample": (resample.resample_command, resample.options_from), "dehum": (dehum.dehum_command, dehum.options_from),
+    "quantize": (quantize.quantize_command, quantize.options_from), "info": (info.info_command, info.options_from),
+    "spectrum": (spectrum.spectrum_command, spectrum.options_from),
+}
+
+
+def _option(annotation: Any, default: Any = inspect.Parameter.empty) -> Callable[[str], inspect.Parameter]:
+    return lambda name: inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+
+
+def _batch_option(name: str, kind: Any, default: Any, *decls: str, help: str, **extra: Any) -> inspect.Parameter:
+    return _option(Annotated[kind, typer.Option(*decls, help=help, rich_help_panel=BATCH_PANEL, **extra)], default)(name)
+
+
+_BATCH_PARAMS = [
+    _option(Annotated[Optional[list[str]], typer.Argument(
+        metavar="INPUTS...", show_default=False,
+        help="Audio files, folders (recursed), @list.txt (one path per line) or - (paths on stdin).")], None)("paths"),
+    _batch_option("out", str, inspect.Parameter.empty, "--out",
+                  help="Output folder (created); outputs mirror the input tree."),
+    _batch_option("root", Optional[str], None, "--root",
+                  help="Folder the output tree is relative to (default: the common folder of the inputs)."),
+    _batch_option("glob", Optional[str], None, "--glob",
+                  help="File names to take in folders, e.g. '*.flac' (default: every extension soundfile reads)."),
+    _batch_option("segments", Optional[str], None, "--manifest",
+                  help='JSONL segments to run: {"id", "path", "start", "duration"} per line (seconds).'),
+    _batch_option("force", bool, False, "--force", help="Recompute the inputs the manifest shows done."),
+    _batch_option("max_failures", Optional[int], None, "--max-failures", min=1, help="Stop after this many failed inputs."),
+    _batch_option("jobs", Optional[int], None, "--jobs", "-j", min=1,
+                  help="Worker processes (default: the number of cores); 1 runs in this process."),
+    _batch_option("chunk", Optional[int], None, "--chunk", min=1,
+                  help="Inputs per task (default: about 16 tasks per worker, at most 32 inputs)."),
+    _batch_option("scheduler", Optional[str], None, "--scheduler",
+                  help="Run on a Dask cluster, e.g. tcp://10.0.0.5:8786 (pip install 'audiokit[cluster]'; "
+                       "inputs and --out on storage the workers share)."),
+    _batch_option("summary_json", bool, False, "--json", help="Print the summary as JSON on stdout."),
+]
+_PNG_PARAM = _batch_option("png", bool, False, "--png", help="Also draw <id>.<kind>.png (slower).")
+
+
+@contextlib.contextmanager
+def _progress() -> Iterator[Callable[[BatchStats], None]]:
+    """``update(stats)``: a rich progress line on a terminal stderr (nothing otherwise or with --quiet)."""
+    if not console.show_progress():
+        yield lambda stats: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    bar = Progress(
+        TextColumn("batch {task.fields[command]}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed  {task.fields[rate]:.1f} files/s  {task.fields[speed]:.2f} h audio/s  "
+                   "ETA {task.fields[eta]}"),
+        console=Console(stderr=True), transient=True,
+    )
+    with bar:
+        task = bar.add_task("batch", total=None, command="", failed=0, rate=0.0, speed=0.0, eta="-")
+
+        def update(stats: BatchStats) -> None:
+            eta = stats.eta_seconds
+            bar.update(task, total=stats.to_run, completed=stats.done, command=stats.command, failed=stats.failed,
+                       rate=stats.files_per_second, speed=stats.audio_hours_per_second,
+                       eta="-" if eta is None else f"{int(eta) // 60}:{int(eta) % 60:02d}")
+
+        yield update
+
+
+def _run(name: str, options_from: Callable[[Mapping[str, Any]], Any], params: dict[str, Any]) -> int:
+    console.configure(quiet=params["quiet"])
+    job = Job(command=name, options=options_from(params), inputs=inputs_from(params), png=params.get("png", False))
+    request = BatchRequest(
+        job=job, paths=tuple(params["paths"] or ()), out=params["out"], root=params["root"], glob=params["glob"],
+        manifest=params["segments"], force=params["force"], max_failures=params["max_failures"], jobs=params["jobs"],
+        chunk=params["chunk"], scheduler=params["scheduler"],
+    )
+    with _progress() as update:
+        stats = run_batch(request, on_update=update)
+    for error in stats.errors:
+        console.error(error)
+    if stats.failed > len(stats.errors):
+        console.error(f"... {stats.failed - len(stats.errors)} more failed inputs: see status \"failed\" in the manifest")
+    console.info(stats.line())
+    if params["summary_json"]:
+        print(json.dumps(stats.to_json()))
+    return stats.exit_code
+
+
+def batch_command(name: str) -> Callable[..., int]:
+    """The ``audiokit batch NAME`` callback: the single-file command's parameters (minus :data:`DROPPED`) + batch's."""
+    single, options_from = _MODULES[name]
+    own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+           for p in inspect.signature(single, eval_str=True).parameters.values() if p.name not in DROPPED]
+    extra = _BATCH_PARAMS + ([_PNG_PARAM] if name in ("mel", "spectrogram") else [])
+    clash = {p.name for p in own} & {p.name for p in extra}
+    assert not clash, f"batch {name}: parameters {clash} declared twice"
+
+    def command(**params: Any) -> int:
+        return _run(name, options_from, params)
+
+    parameters = own + extra
+    command.__signature__ = inspect.Signature(parameters, return_annotation=int)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": int}
+    command.__name__ = command.__qualname__ = f"batch_{name}"
+    first = (inspect.getdoc(single) or "").splitlines()[0]
+    command.__doc__ = (
+        f"audiokit {name} over many inputs: {first}\n\n"
+        f"Every option of 'audiokit {name}' works the same way; outputs are named as {name} names them, under --out, "
+        "mirroring the input tree, with DIR/manifest.jsonl recording each input (re-run to resume)."
+        + ("  The JSON reports go to DIR/results.jsonl, one line per input." if name in ("info", "spectrum") else "")
+        + "\n\nExit codes: 0 all done, 3 some inputs failed, 2 usage, 4 DIR cannot be written, 130/143 interrupted."
+    )
+    return command
+
+
+batch_app = typer.Typer(
+    name="batch", no_args_is_help=True, add_completion=False,
+    help="Run a command over a corpus: resumable, failure-tolerant, on local processes or a Dask cluster.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+for _name in COMMANDS:
+    batch_app.command(_name)(batch_command(_name))
