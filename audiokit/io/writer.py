@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
+import struct
+import sys
 import warnings
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 import numpy as np
 import soundfile as sf
 
 from ..errors import OutputError, ParameterError
-from .atomic import atomic_output, describe_os_error, is_stream_target
+from .atomic import atomic_output, describe_os_error, is_stdio, is_stream_target
 from .subtypes import DEFAULT_SUBTYPE, SUBTYPE_BITS, resolve_subtype
 
 _INT_CONTAINER = {"PCM_U8": (np.int16, 8), "PCM_16": (np.int16, 0), "PCM_24": (np.int32, 8), "PCM_32": (np.int32, 0)}
@@ -100,6 +103,11 @@ class WavWriter:
     Use as a context manager: leaving the block by an exception (including
     KeyboardInterrupt) removes the temp file and leaves nothing at ``path``.
     After closing, :attr:`clipped` holds the count of clipped samples.
+
+    ``-`` with standard output on a pipe (or terminal device) is streamed as it is produced, as SoX does: a
+    WAV header whose RIFF and data sizes are the placeholder 0xFFFFFFFF ("until the end of the stream"), then
+    the samples; an error midway leaves a truncated stream and a non-zero exit.  Standard output redirected to a
+    regular file is spooled and written whole with exact sizes.
     """
 
     def __init__(self, path, *, sr: int, channels: int, subtype: str = DEFAULT_SUBTYPE, expected_samples: int | None = None):
@@ -115,8 +123,12 @@ class WavWriter:
         self.n_samples = 0
         self._stack = contextlib.ExitStack()
         self._sf: sf.SoundFile | None = None
+        self._stream: _WavStream | None = None
 
     def __enter__(self) -> "WavWriter":
+        if self._format == "WAV" and is_stdio(self.path) and _stdout_is_a_stream():
+            self._stream = _WavStream(sys.stdout.buffer, sr=self.sr, channels=self.channels, subtype=self.subtype)
+            return self
         tmp: Path = self._stack.enter_context(atomic_output(self.path, suffix=".flac" if self._format == "FLAC" else ".wav"))
         try:
             self._sf = sf.SoundFile(tmp, "w", samplerate=self.sr, channels=self.channels, subtype=self.subtype, format=self._format)
@@ -137,6 +149,10 @@ class WavWriter:
             raise ValueError(f"block must be shaped ({self.channels}, n), got {block.shape}")
         data, clipped = encode_block(block, self.subtype)
         self.clipped += clipped
+        if self._stream is not None:
+            self._stream.write(data)
+            self.n_samples += block.shape[1]
+            return
         assert self._sf is not None, "used outside its with block"
         try:
             self._sf.write(data)
@@ -146,6 +162,11 @@ class WavWriter:
 
     def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         failure = None
+        if self._stream is not None:
+            if exc_type is None:
+                self._stream.flush()
+            self._warn_clipped(exc_type)
+            return False
         try:
             assert self._sf is not None, "used outside its with block"
             self._sf.close()
@@ -156,13 +177,16 @@ class WavWriter:
         self._stack.__exit__(exc_type, exc, tb)
         if failure is not None:
             raise failure
+        self._warn_clipped(exc_type)
+        return False
+
+    def _warn_clipped(self, exc_type: object) -> None:
         if exc_type is None and self.clipped:
             warnings.warn(
                 f"{self.path}: {self.clipped} samples beyond full scale were clipped to fit {self.subtype} "
                 "(use --subtype FLOAT to keep them)",
-                stacklevel=2,
+                stacklevel=3,
             )
-        return False
 
 
 def _write_failure(exc: BaseException, path: str) -> str:
@@ -201,3 +225,56 @@ def write(path, samples: np.ndarray, sr: int, *, subtype: str = DEFAULT_SUBTYPE)
     with WavWriter(path, sr=sr, channels=samples.shape[0], subtype=subtype, expected_samples=samples.shape[1]) as out:
         out.write(samples)
     return out.clipped
+
+
+def _stdout_is_a_stream() -> bool:
+    """True when standard output is a pipe, socket or character device (not a regular file)."""
+    try:
+        mode = os.fstat(sys.stdout.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+#: WAVE format tags: integer PCM and IEEE float.
+_WAVE_PCM, _WAVE_FLOAT = 1, 3
+#: Header size placeholder for a stream of unknown length.
+_UNKNOWN_SIZE = 0xFFFFFFFF
+
+
+class _WavStream:
+    """A WAV written front to back to a non-seekable stream: header with placeholder sizes, then samples."""
+
+    def __init__(self, out: BinaryIO, *, sr: int, channels: int, subtype: str) -> None:
+        bits = SUBTYPE_BITS[subtype] or (32 if subtype == "FLOAT" else 64)
+        self._out = out
+        self._subtype = subtype
+        tag = _WAVE_FLOAT if SUBTYPE_BITS[subtype] is None else _WAVE_PCM
+        block_align = channels * bits // 8
+        fmt = struct.pack("<HHIIHH", tag, channels, sr, sr * block_align, block_align, bits)
+        header = b"RIFF" + struct.pack("<I", _UNKNOWN_SIZE) + b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt
+        out.write(header + b"data" + struct.pack("<I", _UNKNOWN_SIZE))
+
+    def write(self, data: np.ndarray) -> None:
+        """Append interleaved samples as :func:`encode_block` returns them."""
+        self._out.write(_pcm_bytes(data, self._subtype))
+
+    def flush(self) -> None:
+        self._out.flush()
+
+
+def _pcm_bytes(data: np.ndarray, subtype: str) -> bytes:
+    """Little-endian sample bytes of :func:`encode_block`'s output (codes left-aligned in their container)."""
+    if subtype == "FLOAT":
+        return data.astype("<f4").tobytes()
+    if subtype == "DOUBLE":
+        return data.astype("<f8").tobytes()
+    if subtype == "PCM_16":
+        return data.astype("<i2").tobytes()
+    if subtype == "PCM_32":
+        return data.astype("<i4").tobytes()
+    if subtype == "PCM_24":
+        codes = (data.astype(np.int32) >> 8).astype("<i4")
+        return codes.view(np.uint8).reshape(-1, 4)[:, :3].tobytes()
+    # PCM_U8: unsigned, offset 128
+    return ((data.astype(np.int32) >> 8) + 128).astype(np.uint8).tobytes()
