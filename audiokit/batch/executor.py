@@ -122,12 +122,17 @@ class DaskBackend:
             self._client.wait_for_workers(1, timeout=timeout)
             threads = sum(self._client.nthreads().values())
         self.slots = max(2, 2 * threads)
+        # This client's futures as they finish (distributed.wait would look for a default client).
+        self._completed = distributed.as_completed(loop=self._client.loop)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return self._client.submit(fn, *args, pure=False)
+        future = self._client.submit(fn, *args, pure=False)
+        self._completed.add(future)
+        return future
 
     def wait_first(self, pending: set[Any]) -> set[Any]:
-        return set(self._distributed.wait(list(pending), return_when="FIRST_COMPLETED").done)
+        done = {next(self._completed), *self._completed.next_batch(block=False)}
+        return done & pending
 
     def close(self, *, cancel: bool, pending: set[Any] = frozenset()) -> None:  # type: ignore[assignment]
         try:

@@ -272,7 +272,7 @@ def _execute(backend: Backend, job: Job, tasks: list[list[InputItem]], out_dir: 
         return backend
     finally:
         if cancel:  # stopping early or interrupted: record the tasks that finished meanwhile, then stop the rest
-            for future, task in list(pending.items()):
+            for future in list(pending):
                 if _finished(future):
                     del pending[future]
                     for rec in future.result():
