@@ -219,13 +219,6 @@ def test_find_peaks_needs_a_spectrum():
         find_peaks(np.ones(9))
 
 
-def test_find_peaks_is_still_importable_from_dft():
-    from audiokit.dsp import dft, peaks
-
-    assert dft.find_peaks is peaks.find_peaks
-    with pytest.raises(AttributeError, match=r"has no attribute 'no_such_name'"):
-        dft.no_such_name  # noqa: B018
-
 
 # --------------------------------------------------------------------------- steps
 

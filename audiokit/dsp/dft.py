@@ -56,7 +56,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -411,20 +411,3 @@ def spectrum(
         warnings.warn("signal is silent (all samples are 0): every amplitude is 0", stacklevel=2)
     return Spectrum(X=X, sr=sr, n=n, n_fft=n_fft, window=w, window_name=name, periodic=periodic)
 
-
-# --------------------------------------------------------------------------- re-export
-# find_peaks moved to audiokit.dsp.peaks; ``from audiokit.dsp.dft import find_peaks`` (cli/spectrum.py,
-# tests/cli/test_resample_cli.py, the README) keeps working through this hook.  It is lazy because
-# peaks.py imports this module: an eager import here would be circular.
-
-
-if TYPE_CHECKING:  # what the hook returns, for type checkers
-    from .peaks import find_peaks as find_peaks
-
-
-def __getattr__(name: str) -> object:
-    if name == "find_peaks":
-        from .peaks import find_peaks
-
-        return find_peaks
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

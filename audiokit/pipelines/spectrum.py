@@ -80,7 +80,8 @@ def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, pn
                   npy: str | None = None, inputs: InputOptions = InputOptions(),
                   reporter: Reporter = SILENT) -> dict[str, Any]:
     """DFT of ``path`` (or its ``start``/``dur`` segment); return the ``--json`` report; save ``npy``, draw ``png``."""
-    from ..dsp.dft import find_peaks, spectrum
+    from ..dsp.dft import spectrum
+    from ..dsp.peaks import find_peaks
     from ..dsp.windows import parse_window_spec
 
     _check_options(options)
@@ -179,18 +180,12 @@ def _display_range(fmin: str | None, fmax: str | None, top: float) -> tuple[floa
 
 def _draw(path: str, spec: Any, found: list[Any], report: dict[str, Any], options: SpectrumOptions,
           xlim: tuple[float, float] | None) -> None:
+    from ..dsp.dft import amplitude_to_db
     from ..plot import parse_size, png_bytes, spectrum_figure
 
     linear, two_sided = options.linear, options.two_sided
-    amplitude = spec.amplitude
-    freqs = spec.freqs
-    if two_sided:
-        # 0..fs: the upper half is the mirror X[N-k] = conj(X[k]); two-sided amplitude |X|/sum(w)
-        mirror = spec.magnitude[..., 1 : spec.n_fft - spec.n_bins + 1][..., ::-1]
-        magnitude = np.concatenate([spec.magnitude, mirror], axis=-1)
-        amplitude = magnitude / spec.window_sum
-        freqs = np.arange(spec.n_fft) * spec.delta_f
-    values = amplitude if linear else 20 * np.log10(np.maximum(amplitude, 1e-10))
+    freqs, amplitude = spec.two_sided() if two_sided else (spec.freqs, spec.amplitude)
+    values = amplitude if linear else amplitude_to_db(amplitude)
     marks = []
     for channel_peaks in found:
         for peak in channel_peaks:

@@ -12,7 +12,8 @@ import pytest
 import soundfile as sf
 
 import audiokit
-from audiokit.dsp.dft import find_peaks, spectrum
+from audiokit.dsp.dft import spectrum
+from audiokit.dsp.peaks import find_peaks
 from audiokit.dsp.resample import QUALITIES, output_length, resample
 
 
