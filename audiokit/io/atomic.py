@@ -23,6 +23,7 @@ import contextvars
 import errno
 import os
 import re
+import secrets
 import shutil
 import stat
 import sys
@@ -253,15 +254,12 @@ def atomic_output(path: str | os.PathLike, *, suffix: str | None = None) -> Iter
         stem = dest.name
         suffix = suffix if suffix is not None else dest.suffix
         remove_stale_temps(folder, stem)
-    try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{stem}{TEMP_MARKER}{os.getpid()}-", suffix=suffix, dir=folder)
-    except OSError as exc:
-        raise OutputError(f"cannot create a file in {str(folder)!r}: {describe_os_error(exc)}", path) from exc
-    os.close(fd)
-    tmp = Path(tmp_name)
     staged = _STAGED.get()
     kept = False
+    # The name is chosen before the file exists, so the cleanup below knows it whenever a signal lands.
+    tmp = folder / f".{stem}{TEMP_MARKER}{os.getpid()}-{secrets.token_hex(4)}{suffix}"
     try:
+        _create_exclusive(tmp, path)
         yield tmp
         if staged is not None:
             staged.files.append((tmp, path))
@@ -276,6 +274,14 @@ def atomic_output(path: str | os.PathLike, *, suffix: str | None = None) -> Iter
         if not kept:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
+
+
+def _create_exclusive(tmp: Path, path: str | os.PathLike) -> None:
+    """Create the empty temp file ``tmp`` (it must not exist yet)."""
+    try:
+        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except OSError as exc:
+        raise OutputError(f"cannot create a file in {str(tmp.parent)!r}: {describe_os_error(exc)}", path) from exc
 
 
 def check_distinct(outputs: Mapping[str, str | os.PathLike | None]) -> None:
