@@ -20,64 +20,67 @@ import os
 import signal
 import sys
 import traceback
-from typing import Annotated, Optional
+from typing import Any
 
-import typer
-
-try:  # Typer >= 0.22 vendors its own copy of click
-    from typer._click import exceptions as click_exceptions
-except ImportError:  # pragma: no cover - older Typer uses click itself
-    from click import exceptions as click_exceptions
-
-from .. import __version__
 from ..errors import AudiokitError
 from . import console
-from .batch import batch_app
-from .dehum import dehum_command
-from .generate import generate_command
-from .info import info_command
-from .istft import istft_command
-from .mel import mel_command
-from .spectrogram import spectrogram_command
-from .spectrum import spectrum_command
-from .quantize import quantize_command
-from .resample import resample_command
 
-app = typer.Typer(
-    name="audiokit",
-    help="Audio analysis from PCM to the mel spectrogram, and back.  Every command takes --help.",
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+# Typer, the command modules and everything under them are imported on demand (start-up cost, issue 13):
+# ``audiokit --version`` imports none of them, ``audiokit --help`` Typer and rich only, and a command its
+# own module (see :mod:`audiokit.cli.lazy`).  ``app`` (the Typer application) is built on first use.
 
 
-def _version(value: bool) -> None:
-    if value:
-        print(f"audiokit {__version__}")
-        raise typer.Exit()
+def _version_text() -> str:
+    from .. import __version__
+
+    return f"audiokit {__version__}"
 
 
-@app.callback()
-def _root(
-    version: Annotated[
-        Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
-    ] = None,
-) -> None:
-    """Audio analysis from PCM to the mel spectrogram, and back."""
+def _build_app() -> Any:
+    from typing import Annotated, Optional
+
+    import typer
+
+    from .lazy import LazyGroup
+
+    class Commands(LazyGroup):
+        wrap = staticmethod(_guarded)
+
+    def _version(value: bool) -> None:
+        if value:
+            print(_version_text())
+            raise typer.Exit()
+
+    typer_app = typer.Typer(
+        name="audiokit",
+        cls=Commands,
+        help="Audio analysis from PCM to the mel spectrogram, and back.  Every command takes --help.",
+        add_completion=False,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+    def _root(version=None) -> None:  # type: ignore[no-untyped-def]
+        """Audio analysis from PCM to the mel spectrogram, and back."""
+
+    # Set as objects: under ``from __future__ import annotations`` the names would be looked up in this module.
+    _root.__annotations__ = {
+        "version": Annotated[
+            Optional[bool],  # noqa: UP045
+            typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+        ],
+        "return": None,
+    }
+    typer_app.callback()(_root)
+    return typer_app
 
 
-app.command("info")(info_command)
-app.command("generate")(generate_command)
-app.command("spectrum")(spectrum_command)
-app.command("spectrogram")(spectrogram_command)
-app.command("mel")(mel_command)
-app.command("istft")(istft_command)
-app.command("resample")(resample_command)
-app.command("quantize")(quantize_command)
-app.command("dehum")(dehum_command)
-app.add_typer(batch_app, name="batch")
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        value = globals()["app"] = _build_app()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Terminated(BaseException):
@@ -108,18 +111,7 @@ def _guarded(callback):
         except (KeyboardInterrupt, BrokenPipeError) as exc:
             raise _Escaped(exc) from exc
 
-    run_command._audiokit_guarded = True
     return run_command
-
-
-def _guard_commands(typer_app: typer.Typer) -> None:
-    """Wrap every registered command callback (once) with :func:`_guarded`."""
-    for command in typer_app.registered_commands:
-        if command.callback is not None and not getattr(command.callback, "_audiokit_guarded", False):
-            command.callback = _guarded(command.callback)
-    for group in typer_app.registered_groups:
-        if group.typer_instance is not None:
-            _guard_commands(group.typer_instance)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,24 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    _guard_commands(app)
     try:
-        try:
-            result = app(args=args, prog_name="audiokit", standalone_mode=False)
-        except _Escaped as escaped:
-            raise escaped.original from None
-        code = result if isinstance(result, int) else 0
-    except typer.Exit as exc:
-        code = exc.exit_code
-    except click_exceptions.NoArgsIsHelpError:
-        code = 2  # the help text was already printed
-    except click_exceptions.ClickException as exc:
-        _report(exc, debug, f"{exc.format_message()} (see 'audiokit {_command(args)}--help')")
-        code = 2
-    except AudiokitError as exc:
-        _report(exc, debug, str(exc))
-        code = exc.exit_code
-    except (KeyboardInterrupt, typer.Abort) as exc:
+        if args == ["--version"]:  # the common case without Typer (same output as the eager option)
+            print(_version_text())
+            code = 0
+        else:
+            code = _run_app(args, debug)
+    except KeyboardInterrupt as exc:  # before Typer was imported
         _report(exc, debug, "interrupted")
         code = 130
     except Terminated as exc:
@@ -153,9 +134,6 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         code = 141
-    except Exception as exc:  # noqa: BLE001 - the last line of defence
-        _report(exc, debug, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
-        code = 1
     finally:
         signal.signal(signal.SIGTERM, previous)
     try:
@@ -164,6 +142,44 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         code = code or 141
     return code
+
+
+def _run_app(args: list[str], debug: bool) -> int:
+    import typer
+
+    try:  # Typer >= 0.22 vendors its own copy of click
+        from typer._click import exceptions as click_exceptions
+    except ImportError:  # pragma: no cover - older Typer uses click itself
+        from click import exceptions as click_exceptions
+
+    typer_app = globals().get("app") or __getattr__("app")
+    try:
+        try:
+            result = typer_app(args=args, prog_name="audiokit", standalone_mode=False)
+        except _Escaped as escaped:
+            raise escaped.original from None
+        return result if isinstance(result, int) else 0
+    except typer.Exit as exc:
+        return exc.exit_code
+    except click_exceptions.NoArgsIsHelpError:
+        return 2  # the help text was already printed
+    except click_exceptions.ClickException as exc:
+        _report(exc, debug, f"{exc.format_message()} (see 'audiokit {_command(args)}--help')")
+        return 2
+    except AudiokitError as exc:
+        _report(exc, debug, str(exc))
+        return exc.exit_code
+    except (KeyboardInterrupt, typer.Abort) as exc:
+        _report(exc, debug, "interrupted")
+        return 130
+    except Terminated as exc:
+        _report(exc, debug, "terminated")
+        return 143
+    except BrokenPipeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        _report(exc, debug, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
+        return 1
 
 
 def _command(args: list[str]) -> str:
