@@ -1,7 +1,8 @@
 """Start-up cost (issue 13): what each kind of invocation imports, and that the shortcuts change no behaviour.
 
 ``audiokit --version`` imports neither Typer nor numpy; ``--help`` no numpy; a ``--npy``-only job no
-matplotlib; the lazy command list shows each command's own summary.
+matplotlib and no pydantic; the lazy command list shows each command's own summary; the fast conversion of
+plain option values gives what Typer's pydantic conversion gives, errors included.
 """
 
 from __future__ import annotations
@@ -35,21 +36,21 @@ def _imported(args: list[str], cwd: Path) -> set[str]:
 
 def test_version_imports_no_typer_and_nothing_numeric(tmp_path):
     names = _imported(["--version"], tmp_path)
-    assert not names & {*HEAVY, "typer", "rich"}, sorted(names & {*HEAVY, "typer", "rich"})
+    assert not names & {*HEAVY, "typer", "rich", "pydantic"}, sorted(names & {*HEAVY, "typer", "rich", "pydantic"})
 
 
 def test_help_imports_no_numeric_module(tmp_path):
     names = _imported(["--help"], tmp_path)
-    assert not names & set(HEAVY), sorted(names & set(HEAVY))
+    assert not names & {*HEAVY, "pydantic"}, sorted(names & {*HEAVY, "pydantic"})
 
 
 @pytest.mark.parametrize("kind", ["mel", "spectrogram"])
-def test_npy_only_job_imports_no_matplotlib(tmp_path, kind):
+def test_npy_only_job_imports_no_matplotlib_nor_pydantic(tmp_path, kind):
     t = np.arange(16000) / 16000
     sf.write(tmp_path / "a.wav", 0.5 * np.sin(2 * np.pi * 440 * t), 16000, subtype="PCM_16")
     names = _imported([kind, "a.wav", "--npy", "a.npy", "-q"], tmp_path)
     assert "numpy" in names
-    assert "matplotlib" not in names
+    assert not names & {"matplotlib", "pydantic"}, sorted(names & {"matplotlib", "pydantic"})
 
 
 def test_version_fast_path_prints_what_the_option_prints(cli):
@@ -78,3 +79,44 @@ def test_root_help_lists_every_command_without_loading_them(cli):
     assert code == 0
     for name, (_, _, summary) in COMMANDS.items():
         assert re.search(rf"│ {name} +{re.escape(summary[:40])}", out), name
+
+
+SAMPLES = ["0", "1", "80", "-3", "007", "+5", " 5", "5 ", "1.5", "-0.25", "1e3", ".5", "5.", "1_000", "inf", "nan",
+           "-nan", "abc", "", "99999999999999999999999", "1024", "1025", "20000", "0x10", "٣", "80.0", "-0"]
+
+
+def _outcome(runtime, value, param, ctx):
+    from typer._click.exceptions import BadParameter
+
+    try:
+        result = runtime.coerce(value, param=param, ctx=ctx)
+    except BadParameter as exc:
+        return ("error", exc.format_message())
+    return (type(result).__name__, repr(result))
+
+
+def test_fast_conversion_equals_typers_for_every_plain_parameter():
+    pytest.importorskip("typer._coercion", reason="Typer without pydantic coercion: nothing is replaced")
+    from typer._click import Context
+    from typer._coercion import build_runtime_param
+
+    from audiokit.cli.lazy import COMMANDS, load_command
+
+    checked = 0
+    commands = [load_command(name) for name in COMMANDS]
+    commands += [sub for group in commands for sub in getattr(group, "commands", {}).values()]
+    for command in commands:
+        ctx = Context(command)
+        params = [*command.params, command.get_help_option(ctx)]
+        for param in params:
+            if param is None or type(param._runtime_param).__name__ != "PlainValue":
+                continue
+            typer_way = build_runtime_param(param.type_descriptor)
+            values = [None, True, False, param.default, *SAMPLES]
+            if param.nargs == -1 or param.multiple:
+                values = [None, [], ["a.wav", "b.wav"], ("x",)]
+            for value in values:
+                assert _outcome(param._runtime_param, value, param, ctx) == _outcome(typer_way, value, param, ctx), (
+                    command.name, param.name, value)
+                checked += 1
+    assert checked > 500
