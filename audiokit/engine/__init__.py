@@ -92,7 +92,12 @@ _instances_lock = threading.Lock()
 def _import_error(name: str) -> str | None:
     """None if the backend's module imports, else the reason it does not."""
     try:
-        importlib.import_module(_MODULE_OF[name])
+        if name == "fftw":  # the compiled core only: ``import pyfftw`` would import scipy.fft, fftpack, dask
+            from audiokit.engine import pyfftw_core
+
+            pyfftw_core.load()
+        else:
+            importlib.import_module(_MODULE_OF[name])
     except ImportError as exc:  # includes a module set to None in sys.modules
         return str(exc) or type(exc).__name__
     return None

@@ -327,7 +327,9 @@ class FftwBackend(FftBackend):
                  measure_max_n: int = 16384, planning_timelimit: float | None = 2.0,
                  block_bytes: int = 256 * 1024, max_kernels: int = 32,
                  max_cache_bytes: int = 64 * 1024 * 1024, wisdom: bool | None = None):
-        import pyfftw
+        from audiokit.engine import pyfftw_core
+
+        pyfftw = pyfftw_core.load()  # not ``import pyfftw``: that imports pyfftw.interfaces (scipy.fft, dask)
 
         if planner_effort not in PLANNER_EFFORTS:
             raise ParameterError(f"unknown FFTW planner effort {planner_effort!r}; "

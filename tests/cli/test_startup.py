@@ -120,3 +120,20 @@ def test_fast_conversion_equals_typers_for_every_plain_parameter():
                     command.name, param.name, value)
                 checked += 1
     assert checked > 500
+
+
+def test_fftw_backend_imports_no_pyfftw_interfaces_nor_scipy_fft():
+    pytest.importorskip("pyfftw")
+    code = ("import sys, numpy as np; from audiokit.engine import get_backend; b = get_backend('fftw'); "
+            "b.rfft(np.ones((2, 400), np.float32)); "
+            "print(sorted(m for m in ('scipy.fft', 'scipy.fftpack', 'pyfftw.interfaces', 'dask') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[]"
+    # and the full package still works afterwards, on the same extension
+    code = ("import numpy as np; from audiokit.engine import get_backend; get_backend('fftw'); import pyfftw, sys; "
+            "assert pyfftw.FFTW is sys.modules['pyfftw.pyfftw'].FFTW; a = pyfftw.empty_aligned(8, 'float64'); a[:] = 1; "
+            "print(pyfftw.interfaces.numpy_fft.rfft(a)[0].real)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "8.0"
