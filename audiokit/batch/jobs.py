@@ -101,10 +101,13 @@ def validate(job: Job) -> None:
     if job.png and job.command not in ("mel", "spectrogram"):
         raise ParameterError("--png applies to mel and spectrogram only")
     job.inputs.raw_format()
+    options = job.options
     if job.command in ("mel", "spectrogram"):
         from ..pipelines.params import choice
         from ..pipelines.timefreq import PAD_MODES, SCALES, parse_ref
 
+        _syntax(durations={"--win": options.stft.win, "--hop": options.stft.hop, "--nfft": options.stft.nfft},
+                frequencies={"--fmin": options.fmin, "--fmax": options.fmax}, window=options.stft.window)
         choice("--scale", job.options.scale, SCALES)
         choice("--pad-mode", job.options.stft.pad_mode, PAD_MODES)
         parse_ref(job.options.ref)
@@ -121,9 +124,38 @@ def validate(job: Job) -> None:
         job.options.check()
     elif job.command == "dehum":
         from ..dsp.hum import METHODS
+        from ..pipelines.dehum import parse_freq
 
         if job.options.method not in METHODS:
             raise ParameterError(f"--method: unknown method {job.options.method!r} (allowed: {', '.join(METHODS)})")
+        parse_freq(options.freq)
+        _syntax(durations={"--win": options.win}, frequencies={"--width": options.width})
+    elif job.command == "spectrum":
+        _syntax(durations={"--dur": options.dur, "--nfft": options.nfft}, zero_durations={"--start": options.start},
+                frequencies={"--min-sep": options.min_sep, "--fmin": options.fmin, "--fmax": options.fmax},
+                window=options.window)
+
+
+def _syntax(*, durations: dict[str, str | None] = {}, zero_durations: dict[str, str | None] = {},  # noqa: B006
+            frequencies: dict[str, str | None] = {}, window: str | None = None) -> None:  # noqa: B006
+    """Check the spelling of duration, frequency and window options (their values in samples need the rate)."""
+    from ..pipelines.params import frequency_hz, option_error
+    from ..units import parse_duration
+
+    for allow_zero, group in ((False, durations), (True, zero_durations)):
+        for option, text in group.items():
+            if text is not None:
+                try:
+                    parse_duration(text, allow_zero=allow_zero)
+                except ParameterError as exc:
+                    raise option_error(option, exc) from None
+    for option, text in frequencies.items():
+        if text is not None:
+            frequency_hz(option, text)
+    if window is not None:
+        from ..dsp.windows import parse_window_spec
+
+        parse_window_spec(window)
 
 
 def segment_text(seconds: float) -> str:
@@ -177,8 +209,10 @@ def _call_pipeline(job: Job, path: str, inputs: InputOptions, out: dict[str, str
     return None, [int(written.channels), int(written.frames)]
 
 
-def run_item(job: Job, item: InputItem, out_dir: str) -> dict[str, Any]:
+def run_item(job: Job, item: InputItem, out_dir: str, made_dirs: set[str] | None = None) -> dict[str, Any]:
     """Run one input; return its manifest fields (never raises for a bad input).
+
+    ``made_dirs`` holds the output folders already created by the caller's task (saves a ``mkdir`` per input).
 
     Returns
     -------
@@ -189,6 +223,7 @@ def run_item(job: Job, item: InputItem, out_dir: str) -> dict[str, Any]:
         single-file command prints after ``error:``.
     """
     started = time.perf_counter()
+    made_dirs = set() if made_dirs is None else made_dirs
     record: dict[str, Any] = {
         "id": item.id, "path": item.path, "segment": item.segment, "size": None, "mtime_ns": None,
         "duration": None, "sr": None, "channels": None,
@@ -209,8 +244,9 @@ def run_item(job: Job, item: InputItem, out_dir: str) -> dict[str, Any]:
                 record.update(duration=source.n_samples / source.sr, sr=source.sr, channels=source.channels)
         names = output_names(job, item.id)
         out = {kind: os.path.join(out_dir, *name.split("/")) for kind, name in names.items()}
-        for path in {os.path.dirname(p) for p in out.values()}:
+        for path in {os.path.dirname(p) for p in out.values()} - made_dirs:
             Path(path).mkdir(parents=True, exist_ok=True)
+            made_dirs.add(path)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result, shape = _call_pipeline(job, item.path, inputs, out)

@@ -87,6 +87,7 @@ class ManifestWriter:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = str(path)
+        self._fd: int | None = None
         try:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         except OSError as exc:
@@ -99,6 +100,8 @@ class ManifestWriter:
                     self._write(b"\n")
 
     def _write(self, data: bytes) -> None:
+        if self._fd is None:
+            raise OutputError("the manifest is closed", self.path)
         try:
             written = os.write(self._fd, data)
             while written < len(data):
@@ -132,6 +135,7 @@ class DirLock:
         import fcntl
 
         path = os.path.join(out_dir, LOCK)
+        self._fd: int | None = None
         try:
             self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError as exc:

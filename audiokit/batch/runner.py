@@ -170,7 +170,8 @@ def _file_state(path: str) -> tuple[int | None, int | None]:
 def _plan(job: Job, items: list[InputItem], previous: dict, out_dir: str) -> tuple[list[InputItem], list[InputItem]]:
     """Split the inputs into (to run, already done)."""
     fingerprint = job.fingerprint()
-    todo, done = [], []
+    todo: list[InputItem] = []
+    done: list[InputItem] = []
     for item in items:
         size, mtime_ns = _file_state(item.path)
         record = previous.get(record_key(item.id, item.path, item.segment))
@@ -210,10 +211,10 @@ class _Recorder:
     def __call__(self, record: dict[str, Any]) -> None:
         result = record.pop("result", None)
         if record.get("status") == "ok" and self.job.command in RESULT_COMMANDS:
-            line = json.dumps({"id": record["id"], **(result or {})}, separators=(", ", ": ")) + "\n"
+            text = json.dumps({"id": record["id"], **(result or {})}, separators=(", ", ": ")) + "\n"
             try:
                 with open(self.results_path, "a", encoding="utf-8") as fh:
-                    fh.write(line)
+                    fh.write(text)
             except OSError as exc:
                 raise OutputError(f"cannot write the results: {describe_os_error(exc)}", self.results_path) from exc
         line = {key: record.get(key) for key in RECORD_KEYS}

@@ -66,7 +66,8 @@ def run_task(job: Any, items: Sequence[Any], out_dir: str) -> list[dict[str, Any
         os.environ.setdefault(name, value)
     from .jobs import run_item
 
-    return [run_item(job, item, out_dir) for item in items]
+    made_dirs: set[str] = set()
+    return [run_item(job, item, out_dir, made_dirs) for item in items]
 
 
 def chunked(items: Sequence[Any], size: int) -> list[list[Any]]:

@@ -29,7 +29,7 @@ __all__ = ["batch_app", "DROPPED"]
 BATCH_PANEL = "Batch"
 #: Parameters of the single-file commands that batch does not take: the input, output names, stdout reports.
 DROPPED = frozenset({"file", "files", "output", "npy", "residual", "json_out", "filterbank"})
-_MODULES = {
+_MODULES: dict[str, tuple[Callable[..., Any], Callable[[Mapping[str, Any]], Any]]] = {
     "mel": (mel.mel_command, mel.options_from), "spectrogram": (spectrogram.spectrogram_command, spectrogram.options_from),
     "resample": (resample.resample_command, resample.options_from), "dehum": (dehum.dehum_command, dehum.options_from),
     "quantize": (quantize.quantize_command, quantize.options_from), "info": (info.info_command, info.options_from),
