@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import InputError, ParameterError
 from ..io import check_distinct, check_output_path, outputs_together, write_bytes_atomic
 from ..io.npy import save_npy, sidecar_path
 from .params import InputOptions, check_figure_path, duration_samples, frequency_hz
@@ -115,6 +116,10 @@ def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, pn
     if n_fft < n:
         raise ParameterError(f"--nfft: {n_fft} is shorter than the segment ({n} samples)")
     xlim = _display_range(options.fmin, options.fmax, sr / 2 if not options.two_sided else sr)
+    # Huge float samples are analysed scaled by an exact power of two (the fit squares |X|), then scaled back.
+    exponent = _scale_exponent(x)
+    if exponent:
+        x = np.ldexp(x, -exponent)
     spec = spectrum(x, sr=sr, window=spec_window.get(n, periodic=not options.symmetric), n_fft=n_fft, backend=options.fft)
     separation = frequency_hz("--min-sep", options.min_sep) if options.min_sep is not None else None
     found = [
@@ -122,6 +127,8 @@ def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, pn
         if options.peaks else []
         for i in range(len(labels))
     ]
+    if exponent:
+        spec, found = _unscaled(spec, found, exponent, source.name)
     report = {
         "path": source.name,
         "sr": sr,
@@ -142,6 +149,30 @@ def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, pn
         if png is not None:
             _draw(png, spec, found, report, options, xlim)
     return report
+
+
+#: Largest sample magnitude analysed as is (2**64 full scale): beyond it the peak fit's squares could overflow.
+SAFE_PEAK = float(2**64)
+
+
+def _scale_exponent(x: np.ndarray) -> int:
+    """0 for ordinary signals; else the power of two ``e`` such that ``x·2**-e`` peaks at about 1."""
+    peak = float(np.max(np.abs(x))) if x.size else 0.0
+    return int(np.frexp(peak)[1]) if peak > SAFE_PEAK else 0
+
+
+def _unscaled(spec: Any, found: list[list[Any]], exponent: int, name: str) -> tuple[Any, list[list[Any]]]:
+    """Undo :func:`_scale_exponent`'s scaling on the spectrum and the peaks (exact: a power of two)."""
+    with np.errstate(over="ignore"):
+        X = spec.X * 2.0**exponent  # exact: a power of two
+    if not np.isfinite(X).all():
+        raise InputError("the input's values are too large: its spectrum exceeds the float64 range (scale it down)", name)
+    gain_db = 20.0 * exponent * math.log10(2.0)
+    peaks = [
+        [dataclasses.replace(p, amplitude=p.amplitude * 2.0**exponent, dbfs=p.dbfs + gain_db) for p in channel]
+        for channel in found
+    ]
+    return dataclasses.replace(spec, X=X), peaks
 
 
 def _save_npy(path: str, spec: Any, with_phase: bool, report: dict[str, Any]) -> None:

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import InputError, ParameterError
 from ..io import check_distinct, check_output_path, derived_output, is_stdio, outputs_together, write_bytes_atomic
 from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
-from ..io.reader import BLOCK_SAMPLES
+from ..io.reader import BLOCK_SAMPLES, AudioSource
 from .params import InputOptions, check_figure_path, choice, duration_samples, frequency_hz
 from .progress import SILENT, Reporter
 from .sidecar import timefreq_metadata
@@ -57,8 +57,8 @@ class StftOptions:
     pad_mode: str = "constant"
     fft: str | None = None
 
-    def plan(self, sr: int) -> Any:
-        """The :class:`~audiokit.dsp.stft.StftPlan` at ``sr`` (durations rounded to samples)."""
+    def plan(self, sr: int, *, dtype: Literal["float32", "float64"] = "float32") -> Any:
+        """The :class:`~audiokit.dsp.stft.StftPlan` at ``sr`` (durations rounded to samples), computing in ``dtype``."""
         from ..dsp.stft import StftPlan
 
         win = duration_samples("--win", self.win, sr, plausible_s=PLAUSIBLE_WINDOW_S)
@@ -75,7 +75,7 @@ class StftOptions:
         pad_mode = choice("--pad-mode", self.pad_mode, PAD_MODES)
         return StftPlan(
             sr=sr, win_length=win, hop_length=hop, n_fft=n_fft, window=self.window, periodic=not self.symmetric,
-            center=self.center, pad_mode=cast("PadMode", pad_mode), dtype="float32",
+            center=self.center, pad_mode=cast("PadMode", pad_mode), dtype=dtype,
         )
 
 
@@ -205,25 +205,62 @@ def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy
 
     With neither ``png`` nor ``npy``, the PNG goes to ``<stem>.<kind>.png`` beside the input.
     ``png`` ``-`` writes the PNG bytes to standard output.
-    """
-    from ..dsp.scaling import AMIN
-    from ..dsp.stft import StftStream
-    from ..engine import get_backend
-    from ..plot import ColumnPooler, parse_size
 
-    kind = options.kind
-    scale = choice("--scale", options.scale, SCALES)
-    log = (options.mel or MelOptions()).checked().log
-    ref = parse_ref(options.ref)
-    size = parse_size(options.size)
-    want_complex = options.complex_out and kind == "spectrogram"
+    The STFT runs in single precision.  A float input with samples beyond :data:`SAFE_PEAK` (where ``|X|²``
+    could overflow float32) is transformed again in double precision; values that still cannot be stored
+    (power beyond the float32 range) are an :class:`~audiokit.errors.InputError`, never NaN/Inf in the output.
+    """
+    from ..plot import parse_size
+
+    job = _Job(
+        options=options, scale=choice("--scale", options.scale, SCALES), log=(options.mel or MelOptions()).checked().log,
+        ref=parse_ref(options.ref), size=parse_size(options.size),
+    )
     with inputs.open(path) as source:
-        png_path, npy_path = default_outputs(path, kind, png, npy)
-        if want_complex and npy_path is None:
+        png_path, npy_path = default_outputs(path, options.kind, png, npy)
+        if job.want_complex and npy_path is None:
             raise ParameterError("--complex needs --npy PATH (the complex STFT is saved for istft)")
-        plan = options.stft.plan(source.sr)
+        try:
+            written, shape = job.run(source, png_path, npy_path, reporter, "float32")
+        except _BeyondSinglePrecision:
+            written, shape = job.run(source, png_path, npy_path, reporter, "float64")
+    return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape)
+
+
+#: Largest input sample (full-scale units) for which single precision is safe: |X| <= n_fft·peak stays below
+#: 2**(24+20) for n_fft <= 2**24, so |X|² < 2**88, far inside float32 (2**128) after the mel sums too.
+SAFE_PEAK = float(2**20)
+
+
+class _BeyondSinglePrecision(Exception):
+    """A float input exceeds :data:`SAFE_PEAK`: the job restarts in double precision."""
+
+
+@dataclass
+class _Job:
+    """One spectrogram/mel computation: the resolved options and the streaming loop."""
+
+    options: TimeFreqOptions
+    scale: str
+    log: str
+    ref: float | Literal["max"]
+    size: tuple[int, int]
+
+    @property
+    def want_complex(self) -> bool:
+        return self.options.complex_out and self.options.kind == "spectrogram"
+
+    def run(self, source: AudioSource, png_path: str | None, npy_path: str | None, reporter: Reporter,
+            dtype: Literal["float32", "float64"]) -> tuple[list[str], tuple[int, ...]]:
+        """Stream ``source`` through the STFT in ``dtype``; write the outputs together; return (written, shape)."""
+        from ..dsp.scaling import AMIN
+        from ..dsp.stft import StftStream
+        from ..engine import get_backend
+        from ..plot import ColumnPooler
+
+        options, kind = self.options, self.options.kind
+        plan = options.stft.plan(source.sr, dtype=dtype)
         channels = 1 if options.mix else source.channels
-        backend = get_backend(options.stft.fft)
         filterbank: np.ndarray | None = None
         mel_meta: dict[str, Any] = {}
         row_slice = slice(None)
@@ -233,47 +270,56 @@ def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy
         else:
             row_slice, row_freqs = band_rows(options, plan)
             rows = row_freqs.size
-        power_kind: Kind = "magnitude" if scale == "magnitude" else "power"
-        output: Output = "complex" if want_complex else power_kind
-        stream = StftStream(plan, output=output, filterbank=filterbank, backend=backend)
+        power_kind: Kind = "magnitude" if self.scale == "magnitude" else "power"
+        output: Output = "complex" if self.want_complex else power_kind
+        stream = StftStream(plan, output=output, filterbank=filterbank, backend=get_backend(options.stft.fft))
         n_frames = plan.n_frames(source.n_samples)
         shape = (rows, n_frames) if channels == 1 else (channels, rows, n_frames)
-        npy_dtype = np.complex64 if want_complex else np.float32
-        poolers = [ColumnPooler(rows, n_frames, size[0]) for _ in range(channels)]
+        npy_dtype = np.complex64 if self.want_complex else np.float32
+        poolers = [ColumnPooler(rows, n_frames, self.size[0]) for _ in range(channels)]
         peak_db = -math.inf
-        db_out = scale == "db" and not want_complex
+        db_out = self.scale == "db" and not self.want_complex
+        watch_input = source.is_float and dtype == "float32"
 
         def consume(chunk: np.ndarray, npy_writer: NpyFrameWriter | None) -> None:
             nonlocal peak_db
             if chunk.shape[-1] == 0:
                 return
             chunk = chunk[..., row_slice, :]
-            display = chunk.real**2 + chunk.imag**2 if want_complex else chunk
+            display = chunk.real**2 + chunk.imag**2 if self.want_complex else chunk
             for c, pooler in enumerate(poolers):
                 pooler.add(display[c])
             if npy_writer is None:
                 return
             saved = chunk
             if db_out:
-                saved = _to_log(chunk, power_kind, log, AMIN[power_kind])
-                if log == "db":
+                saved = _to_log(chunk, power_kind, self.log, AMIN[power_kind])
+                if self.log == "db":
                     peak_db = max(peak_db, float(saved.max()))
+            if dtype == "float64":
+                saved = _storable(saved, npy_dtype, source.name, linear=not db_out and not self.want_complex)
             npy_writer.write(saved[0] if channels == 1 else saved)
 
         written: list[str] = []
         with outputs_together(), contextlib.ExitStack() as stack:
+            if dtype == "float64":  # overflow is possible here and checked on the results (_storable)
+                stack.enter_context(np.errstate(over="ignore", invalid="ignore"))
             npy_writer = stack.enter_context(NpyFrameWriter(npy_path, shape, npy_dtype)) if npy_path else None
             with reporter.progress(f"{kind} {source.name}", source.n_samples) as advance:
-                for block in source.blocks(BLOCK_SAMPLES):
+                # DOUBLE samples are read as such: beyond the float32 range they would read as Inf
+                read_dtype = "float64" if dtype == "float64" or source.subtype == "DOUBLE" else "float32"
+                for block in source.blocks(BLOCK_SAMPLES, dtype=read_dtype):
+                    if watch_input and block.size and float(np.abs(block).max()) > SAFE_PEAK:
+                        raise _BeyondSinglePrecision
                     if options.mix:
                         block = block.mean(axis=0, keepdims=True)
-                    consume(stream.push(block), npy_writer)
+                    consume(stream.push(block.astype(dtype, copy=False)), npy_writer)
                     advance(block.shape[1])
                 consume(stream.finish(), npy_writer)
             if npy_writer is not None and npy_path is not None:
                 ref_db = None
-                if db_out and log == "db":
-                    ref_db = _apply_reference(npy_writer, ref, options.top_db, peak_db, power_kind)
+                if db_out and self.log == "db":
+                    ref_db = _apply_reference(npy_writer, self.ref, options.top_db, peak_db, power_kind)
                 rows_meta: dict[str, Any]
                 if kind == "mel":
                     rows_meta = {"mel": mel_meta, "mel_centre_hz": [round(float(f), 6) for f in row_freqs]}
@@ -282,26 +328,36 @@ def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy
                     rows_meta = {"freq_hz": {"formula": "k * sr / n_fft", "first_bin": first_bin, "count": int(row_freqs.size)}}
                 meta = timefreq_metadata(
                     kind=kind, source=source, plan=plan, channels=channels, mixed=options.mix, shape=shape,
-                    dtype=npy_dtype, values=_values_text(kind, power_kind, scale, log, want_complex),
-                    scale="complex" if want_complex else ("ln" if scale == "db" and log == "ln" else scale),
+                    dtype=npy_dtype, values=_values_text(kind, power_kind, self.scale, self.log, self.want_complex),
+                    scale="complex" if self.want_complex else ("ln" if db_out and self.log == "ln" else self.scale),
                     amin=AMIN[power_kind] if db_out else None,
-                    ref=ref if ref_db is not None else None, ref_db=ref_db,
+                    ref=self.ref if ref_db is not None else None, ref_db=ref_db,
                     top_db=(options.top_db or None) if ref_db is not None else None, rows=rows_meta,
                 )
                 written += [npy_path, str(write_sidecar(npy_path, meta))]
             if all(pooler.image.max() <= 0 for pooler in poolers):
-                warnings.warn(f"{source.name}: the input is digital silence; every value is the floor", stacklevel=2)
+                warnings.warn(f"{source.name}: the input is digital silence; every value is the floor", stacklevel=3)
             if png_path is not None:
                 from .timefreq_draw import draw_timefreq
 
                 draw_timefreq(
                     png_path, options, source_name=source.name, plan=plan, poolers=poolers,
-                    kind="power" if want_complex else power_kind, ref=ref, row_freqs=row_freqs, mel_meta=mel_meta,
-                    size=size,
+                    kind="power" if self.want_complex else power_kind, ref=self.ref, row_freqs=row_freqs,
+                    mel_meta=mel_meta, size=self.size,
                 )
                 if not is_stdio(png_path):
                     written.insert(0, png_path)
-    return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape)
+        return written, shape
+
+
+def _storable(values: np.ndarray, dtype: Any, name: str, *, linear: bool) -> np.ndarray:
+    """``values`` cast to the stored ``dtype``; an InputError when they do not fit (never NaN/Inf in a file)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast_values = values.astype(dtype)
+    if not np.isfinite(cast_values).all():
+        hint = "use --scale db, or scale the input down" if linear else "scale the input down"
+        raise InputError(f"the input's values are too large for a finite {np.dtype(dtype).name} result ({hint})", name)
+    return cast_values
 
 
 def _to_log(chunk: np.ndarray, power_kind: Kind, log: str, amin: float) -> np.ndarray:
