@@ -21,7 +21,11 @@ floor) and saves one ``.npy`` per utterance:
   when it imports.
 
 Wall time is end to end (process start, decode, compute, write).  "x real
-time per core" is audio seconds / wall seconds / processes computing.  Peak
+time per core" is audio seconds / wall seconds / processes computing; "x real
+time per CPU s" is audio seconds / CPU seconds (user + sys of every process
+of the contender: ``getrusage(RUSAGE_CHILDREN)``, psutil for the Dask
+workers), which other load on the machine changes much less than the wall
+time -- compare contenders on it when the load average exceeds the cores.  Peak
 RSS per worker is sampled every 50 ms with psutil (the batch process for
 ``--jobs 1`` and the loops, the largest pool/Dask worker otherwise).  Every
 process runs with one BLAS/FFT thread.  The machine line gives the load
@@ -59,10 +63,16 @@ class Result:
     wall_s: float
     cores: int
     peak_rss_mib: float | None
+    cpu_s: float = float("nan")
 
     @property
     def files_per_s(self) -> float:
         return self.files / self.wall_s
+
+    @property
+    def rt_per_cpu_s(self) -> float:
+        """Audio seconds per CPU second (user + sys of every process of the contender)."""
+        return self.audio_s / self.cpu_s
 
     @property
     def rt_per_core(self) -> float:
@@ -131,6 +141,24 @@ class RssSampler:
         return max(self.peaks.values()) if self.peaks else None
 
 
+def children_cpu() -> float:
+    """User + sys seconds of the reaped children of this process (and theirs)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def pids_cpu(pids: list[int]) -> float:
+    import psutil
+
+    total = 0.0
+    for pid in pids:
+        times = psutil.Process(pid).cpu_times()
+        total += times.user + times.system
+    return total
+
+
 def env1() -> dict[str, str]:
     return {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
             "AUDIOKIT_FFT_THREADS": "1"}
@@ -140,6 +168,7 @@ def run_batch(name: str, corpus: Path, out: Path, extra: list[str], audio_s: flo
               worker_pids: list[int] | None = None) -> Result:
     shutil.rmtree(out, ignore_errors=True)
     argv = [*AUDIOKIT, "batch", "mel", str(corpus), "--out", str(out), "-q", "--json", *extra]
+    cpu0, workers0 = children_cpu(), pids_cpu(worker_pids or [])
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env1(), text=True)
     if worker_pids is not None:
@@ -151,13 +180,14 @@ def run_batch(name: str, corpus: Path, out: Path, extra: list[str], audio_s: flo
     stdout, stderr = proc.communicate()
     wall = time.perf_counter() - start
     peak = sampler.stop()
+    cpu = children_cpu() - cpu0 + pids_cpu(worker_pids or []) - workers0
     if proc.returncode != 0:
         raise SystemExit(f"{name} failed ({proc.returncode}): {stderr}")
     import json
 
     summary = json.loads(stdout)
     assert summary["ok"] == n, summary
-    return Result(name, n, audio_s, wall, cores, peak)
+    return Result(name, n, audio_s, wall, cores, peak, cpu)
 
 
 def run_shell_loop(files: list[tuple[Path, float]], out: Path) -> Result:
@@ -167,6 +197,7 @@ def run_shell_loop(files: list[tuple[Path, float]], out: Path) -> Result:
     for i, (path, _) in enumerate(files):
         lines.append(f"{' '.join(AUDIOKIT)} mel '{path}' --npy '{out}/u{i}.npy' -q")
     script.write_text("\n".join(lines) + "\n")
+    cpu0 = children_cpu()
     start = time.perf_counter()
     proc = subprocess.Popen(["bash", str(script)], env=env1(), stdout=subprocess.DEVNULL)
     sampler = RssSampler([proc.pid], children=True)
@@ -175,7 +206,8 @@ def run_shell_loop(files: list[tuple[Path, float]], out: Path) -> Result:
     peak = sampler.stop()
     if proc.returncode:
         raise SystemExit("the shell loop failed")
-    return Result(f"shell loop of `audiokit mel` ({len(files)} files)", len(files), sum(s for _, s in files), wall, 1, peak)
+    return Result(f"shell loop of `audiokit mel` ({len(files)} files)", len(files), sum(s for _, s in files), wall, 1, peak,
+                  children_cpu() - cpu0)
 
 
 LIBROSA_LOOP = """
@@ -211,6 +243,7 @@ for i, path in enumerate(sys.stdin.read().split("\\n")):
 
 def run_python_loop(name: str, code: str, files: list[tuple[Path, float]], out: Path) -> Result:
     out.mkdir(parents=True, exist_ok=True)
+    cpu0 = children_cpu()
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code, str(out)], stdin=subprocess.PIPE, env=env1(), text=True)
     sampler = RssSampler([proc.pid], children=False)
@@ -219,7 +252,7 @@ def run_python_loop(name: str, code: str, files: list[tuple[Path, float]], out: 
     peak = sampler.stop()
     if proc.returncode:
         raise SystemExit(f"{name} failed")
-    return Result(f"{name} ({len(files)} files)", len(files), sum(s for _, s in files), wall, 1, peak)
+    return Result(f"{name} ({len(files)} files)", len(files), sum(s for _, s in files), wall, 1, peak, children_cpu() - cpu0)
 
 
 # ---------------------------------------------------------------------- Dask
@@ -301,18 +334,24 @@ def main() -> None:
              "dask": "audiokit batch, Dask 2 workers"}
     for key, r in results.items():
         rows.append([names.get(key, r.name), r.files, f"{r.audio_s / 3600:.2f}", f"{r.wall_s:.1f}",
-                     f"{r.files_per_s:.1f}", f"{r.rt_per_core:.0f}", f"{r.peak_rss_mib:.0f}" if r.peak_rss_mib else "-",
-                     fmt_ratio(base.files_per_s / r.files_per_s) if key != "jobs1" else "1.00x"])
-    print_table(["contender", "files", "audio h", "wall s", "files/s", "x real time per core", "peak RSS/worker MiB",
-                 "--jobs 1 files/s ÷ this"], rows, title="log-mel 80, .npy per utterance")
+                     f"{r.files_per_s:.1f}", f"{r.rt_per_core:.0f}", f"{r.cpu_s:.1f}", f"{r.rt_per_cpu_s:.0f}",
+                     f"{r.peak_rss_mib:.0f}" if r.peak_rss_mib else "-",
+                     fmt_ratio(base.rt_per_cpu_s / r.rt_per_cpu_s) if key != "jobs1" else "1.00x"])
+    print_table(["contender", "files", "audio h", "wall s", "files/s", "x real time per core (wall)", "CPU s",
+                 "x real time per CPU s", "peak RSS/worker MiB", "--jobs 1 per CPU s ÷ this"], rows,
+                title="log-mel 80, .npy per utterance")
     checks = [
-        ("--jobs 1 x real time per core", base.rt_per_core, 1500.0, True),
-        ("--jobs 1 / librosa loop (x real time per core)", base.rt_per_core / results["librosa"].rt_per_core, 5.0, True),
-        ("--jobs 1 / shell loop (files/s)", base.files_per_s / results["shell"].files_per_s, 50.0, True),
-        ("--jobs 2 / --jobs 1 (files/s)", results["jobs2"].files_per_s / base.files_per_s, 1.7, True),
+        ("--jobs 1 x real time per core (wall)", base.rt_per_core, 1500.0, True),
+        ("--jobs 1 x real time per CPU second", base.rt_per_cpu_s, 1500.0, True),
+        ("--jobs 1 / librosa loop (wall, per core)", base.rt_per_core / results["librosa"].rt_per_core, 5.0, True),
+        ("--jobs 1 / librosa loop (per CPU second)", base.rt_per_cpu_s / results["librosa"].rt_per_cpu_s, 5.0, True),
+        ("--jobs 1 / shell loop (files/s, wall)", base.files_per_s / results["shell"].files_per_s, 50.0, True),
+        ("--jobs 1 / shell loop (per CPU second)", base.rt_per_cpu_s / results["shell"].rt_per_cpu_s, 50.0, True),
+        ("--jobs 2 / --jobs 1 (files/s, wall)", results["jobs2"].files_per_s / base.files_per_s, 1.7, True),
     ]
     if "dask" in results:
-        checks.append(("--jobs 2 / Dask (files/s)", results["jobs2"].files_per_s / results["dask"].files_per_s, 1.3, False))
+        checks.append(("--jobs 2 / Dask (files/s, wall)", results["jobs2"].files_per_s / results["dask"].files_per_s,
+                       1.3, False))
     peak = max(r.peak_rss_mib or 0 for k, r in results.items() if k in ("jobs1", "jobs2", "dask"))
     checks.append(("peak RSS per batch worker (MiB)", peak, 300.0, False))
     rows = [[what, f"{'>=' if higher else '<='} {target:g}", f"{value:.2f}",
