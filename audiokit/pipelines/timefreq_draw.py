@@ -41,8 +41,18 @@ def mel_ticks(n_mels: int, fmin: float, fmax: float, mel_scale: str) -> tuple[li
 def draw_timefreq(png_path: str, options: Any, *, source_name: str, plan: Any, poolers: list[Any], kind: Kind,
                   ref: float | Literal["max"], row_freqs: np.ndarray, mel_meta: dict[str, Any], size: tuple[int, int]) -> None:
     """Render the pooled image(s) as dB (re ``ref``, clipped at ``options.top_db``) and write the PNG atomically."""
+    from .. import rasterplot
     from ..dsp.scaling import to_db
-    from ..plot import png_bytes, spectrogram_figure
+
+    def render(images: np.ndarray, **kwargs: Any) -> bytes:
+        if rasterplot.available():  # numpy + Pillow: no matplotlib import (issue 13)
+            try:
+                return rasterplot.spectrogram_png(images, **kwargs)
+            except rasterplot.LayoutError:  # many channels in a small --size: matplotlib squeezes them
+                pass
+        from ..plot import png_bytes, spectrogram_figure
+
+        return png_bytes(spectrogram_figure(images, **kwargs))
 
     stacked = np.stack([p.image for p in poolers])
     top = options.top_db if options.top_db > 0 else None
@@ -61,14 +71,14 @@ def draw_timefreq(png_path: str, options: Any, *, source_name: str, plan: Any, p
     if options.kind == "mel":
         title += f", {mel_meta['n_mels']} mel ({mel_meta['mel_scale']})"
         ticks = mel_ticks(mel_meta["n_mels"], mel_meta["fmin_hz"], mel_meta["fmax_hz"], mel_meta["mel_scale"])
-        fig = spectrogram_figure(
+        png = render(
             db, t_start=t0, t_end=t1, f_low=-0.5, f_high=mel_meta["n_mels"] - 0.5, title=title, colorbar_label=ref_label,
             cmap=options.cmap, size=size, mel_ticks=ticks, ylabel="frequency (Hz, mel-spaced)",
         )
     else:
         df = plan.delta_f
-        fig = spectrogram_figure(
+        png = render(
             db, t_start=t0, t_end=t1, f_low=float(row_freqs[0] - df / 2), f_high=float(row_freqs[-1] + df / 2),
             title=title, colorbar_label=ref_label, cmap=options.cmap, size=size,
         )
-    write_bytes_atomic(png_path, png_bytes(fig))
+    write_bytes_atomic(png_path, png)
