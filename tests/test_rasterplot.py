@@ -70,3 +70,16 @@ def test_png_job_imports_no_matplotlib(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert proc.stdout.split() == ["a.png", "0", "False"], proc.stderr[-2000:]
     assert PIL.open(tmp_path / "a.png").size == (1200, 600)
+
+
+@pytest.mark.parametrize("rows, n_columns, width, step", [(1025, 5000, 120, 125), (80, 1200, 1200, 300), (7, 1000, 33, 97)])
+def test_column_pooler_on_frame_major_chunks_equals_the_naive_max(rng, rows, n_columns, width, step):
+    from audiokit.plot import ColumnPooler
+
+    image = np.asfortranarray(rng.standard_normal((rows, n_columns)).astype(np.float32))
+    edges = np.round(np.linspace(0, n_columns, min(n_columns, width) + 1)).astype(int)
+    naive = np.stack([image[:, a:b].max(axis=1) for a, b in zip(edges[:-1], edges[1:], strict=True)], axis=1)
+    pooler = ColumnPooler(rows, n_columns, width)
+    for start in range(0, n_columns, step):  # F-ordered (rows, frames) chunks, as the STFT stream yields them
+        pooler.add(image[:, start:start + step])
+    assert np.array_equal(pooler.image, naive)
