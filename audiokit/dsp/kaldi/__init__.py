@@ -12,7 +12,8 @@ Layout and scale
   ``sample_scale`` (default ``32768.0`` = 2**15) before anything else.  Every absolute
   quantity (log energies, ``dither``, ``energy_floor``, the ``FLT_EPSILON`` floor) is in
   those int16 units: a log-mel value shifts by ``2*ln(sample_scale)`` when the scale changes
-  (except where a floor applies).  Pass ``sample_scale=1.0`` for samples already in int16 units.
+  (except where a floor applies).  Pass ``sample_scale=1.0`` for samples already in int16
+  units (integer arrays are scaled like floats: raw int16 PCM codes need ``1.0`` too).
 * **Output**: ``(n_frames, dim)`` -- **frames x bins**, as Kaldi's feature matrices and
   ``kaldi-native-fbank`` (the transpose of audiokit's ``(n_rows, n_frames)`` spectrograms);
   ``(..., n_frames, dim)`` for leading axes.  float64 by default (``dtype``; Kaldi writes float32).
@@ -54,11 +55,14 @@ when ``round_to_power_of_two``):
 
 Numerics
 --------
-Frame sums (the DC mean and the raw energy) are taken from float64 running sums over each
-block of frames (exact for int16-valued audio); the rest runs in ``dtype``: float64 by default,
-so the result is the exact value of Kaldi's formulas (a naive float64 per-frame loop agrees to
-~1e-12).  Kaldi and kaldi-native-fbank compute in float32: their log-mel values carry rounding
-noise that grows as a band falls below the frame's strongest band (measured on
+Frame sums (the DC mean and the raw energy) are taken in float64 from sums over chunks of
+``gcd(W, H)`` samples (running sums when that is < 8), exact for int16-valued audio; DC removal
+and pre-emphasis are applied as ``y = e - (1 - c)*mean`` with ``e`` the pre-emphasised signal
+(``y[0]`` apart), identical to Kaldi's order of operations up to rounding.  The rest runs in
+``dtype``, blocks of 256 frames written straight into a cached FFT plan: float64 by default,
+so the result is the exact value of Kaldi's formulas with Kaldi's float32 tables (a naive
+float64 per-frame loop agrees to 1e-9, tested).  Kaldi and kaldi-native-fbank compute in
+float32: their log-mel values carry rounding noise that grows as a band falls below the frame's strongest band (measured on
 ``kaldi-native-fbank``: ~1e-4 at 10 nats below, ~1e-3 at 20-25 nats, its float32 FFT alone
 giving 7e-4 there), and MFCCs carry the same noise times the lifter (up to ``1 + Q/2`` = 12).
 ``dtype=np.float32`` is faster and about as noisy as Kaldi.
