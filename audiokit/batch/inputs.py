@@ -188,6 +188,8 @@ def collect_inputs(
         An unreadable ``@list``, a file outside ``--root``, a bad manifest line,
         or no input at all.
     """
+    if manifest == "-" and "-" in args:
+        raise ParameterError("- (paths on stdin) and --manifest - both read standard input; give one of them")
     extensions = audio_extensions()
     skip = os.path.abspath(exclude) if exclude else None
     files: list[str] = []

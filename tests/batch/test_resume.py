@@ -155,3 +155,24 @@ def test_torn_last_line_is_tolerated(cli, corpus, tmp_path):
     results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert sorted(r["id"] for r in results) == sorted({r["id"] for r in results})  # each input once
     assert len(results) == 6
+
+
+def test_a_pool_worker_killed_mid_run_its_tasks_are_retried(tmp_path):
+    psutil = pytest.importorskip("psutil")
+    data = _slow_corpus(tmp_path / "data", 10)
+    out = tmp_path / "out"
+    args = audiokit_cmd("batch", "dehum", "--freq", "50", data, "--out", out, "-j", "2", "--chunk", "1", "-q")
+    proc = subprocess.Popen(args, cwd=tmp_path, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_lines(out / "manifest.jsonl", 1, proc)
+        workers = [c for c in psutil.Process(proc.pid).children() if "spawn_main" in " ".join(c.cmdline())]
+        assert workers and len(manifest_lines(out)) < 10
+        workers[0].kill()
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    records = manifest_lines(out)
+    assert sorted(r["id"] for r in records) == sorted(f"g{i % 3}/u{i:02d}" for i in range(10))  # each once
+    assert all(r["status"] == "ok" for r in records)
+    assert temp_files(out) == []
