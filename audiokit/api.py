@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "stft", "istft", "spectrogram", "melspectrogram", "log_melspectrogram", "mel_filterbank", "spectrum",
-    "find_peaks", "resample", "quantize", "dehum", "generate",
+    "find_peaks", "resample", "quantize", "dehum", "generate", "griffinlim",
 ]
 
 #: Sample rate given to the STFT plan when the caller gives none: it only labels the time and frequency axes.
@@ -113,6 +113,55 @@ def istft(
     plan = _plan(sr=sr, n_fft=size, hop_length=hop_length, win_length=win_length, window=window, center=center,
                  pad_mode=pad_mode)
     return plan.istft(X, length=length)
+
+
+def griffinlim(
+    S: np.ndarray, *, n_iter: int = 32, hop_length: int | None = None, win_length: int | None = None,
+    n_fft: int | None = None, window: str = "hann", center: bool = False, pad_mode: PadMode = "constant",
+    momentum: float = 0.99, init: Literal["random", "zeros"] | None = "random",
+    random_state: int | np.random.Generator | np.random.RandomState | None = None, length: int | None = None,
+    sr: float | None = None,
+) -> np.ndarray:
+    """A signal whose STFT magnitude approaches ``S``, by fast Griffin-Lim (:mod:`audiokit.dsp.griffinlim`).
+
+    Parameters
+    ----------
+    S : np.ndarray, shape (..., n_freqs, n_frames), real >= 0
+        Magnitude ``|X|`` of :func:`stft` with the same framing arguments (``np.sqrt`` a power first).
+    n_iter : int >= 0
+        Iterations (default 32).
+    n_fft : int, optional
+        Default ``2·(n_freqs − 1)``; ``hop_length``, ``win_length``, ``window``, ``center``, ``pad_mode`` as :func:`stft`.
+    momentum : float >= 0
+        0.99 (fast Griffin-Lim, default); 0 is the original algorithm.
+    init : {'random', 'zeros'} or None
+        Initial phase: uniform random, or 0 (``None`` means ``'zeros'``, librosa's spelling).
+    random_state : int, numpy Generator/RandomState or None
+        Seed of the random phase: an int seeds ``np.random.RandomState`` as librosa does.
+    length : int, optional
+        Output samples (default: what the frames cover); must give back ``n_frames`` frames.
+
+    Returns
+    -------
+    np.ndarray, shape (..., length), float32 (float32 ``S``) or float64
+
+    Notes
+    -----
+    ``librosa.griffinlim(S, n_iter=n, hop_length=H, random_state=seed)`` is
+    ``griffinlim(S, n_iter=n, hop_length=H, center=True, random_state=seed)`` (librosa centres by default,
+    audiokit does not).  The per-iteration spectral convergence is returned by
+    :func:`audiokit.dsp.griffinlim.griffinlim`.
+    """
+    from .dsp.griffinlim import griffinlim as _griffinlim
+    from .errors import ParameterError
+
+    S = np.asarray(S)
+    if S.ndim < 2:
+        raise ParameterError(f"S must be shaped (..., n_freqs, n_frames), got {S.shape}")
+    plan = _plan(sr=sr, n_fft=2 * (S.shape[-2] - 1) if n_fft is None else n_fft, hop_length=hop_length,
+                 win_length=win_length, window=window, center=center, pad_mode=pad_mode)
+    return _griffinlim(S, plan, n_iter=n_iter, momentum=momentum, init="zeros" if init is None else init,
+                       random_state=random_state, length=length).y
 
 
 def spectrogram(

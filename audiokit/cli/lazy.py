@@ -42,6 +42,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "mel": ("mel", "mel_command", "Log-mel spectrogram: mel filter bank applied to |STFT|^2, in dB (or ln)."),
     "istft": ("istft", "istft_command",
               "Inverse STFT by weighted overlap-add, exact wherever the window sum is nonzero."),
+    "griffinlim": ("griffinlim", "griffinlim_command",
+                   "Rebuild audio from a magnitude, power, dB or mel spectrogram by fast Griffin-Lim."),
     "resample": ("resample", "resample_command",
                  "Convert the sample rate (band-limited, or naive with --no-filter) and write WAV."),
     "quantize": ("quantize", "quantize_command",
