@@ -91,7 +91,9 @@ class GriffinLimResult:
     """The written WAV (``-``: stdout), its rate (Hz), length (samples per channel) and the run's figures.
 
     ``convergence`` holds ``n_iter + 1`` values: the spectral convergence ``||S - |STFT(x_i)| ||_F / ||S||_F`` of
-    the estimate entering iteration ``i`` (``i = 0``: the initial phase), then of the written signal.
+    the estimate entering iteration ``i`` (``i = 0``: the initial phase), then of the written signal.  ``S`` is
+    the magnitude Griffin-Lim aimed at: for a mel input, the estimate rebuilt from the mel bands, not the unknown
+    true spectrogram; for clipped dB input, the values as clipped.
     """
 
     output: str
