@@ -45,12 +45,12 @@ def test_help_imports_no_numeric_module(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["mel", "spectrogram"])
-def test_npy_only_job_imports_no_matplotlib_nor_pydantic(tmp_path, kind):
+def test_npy_only_job_imports_no_matplotlib_pydantic_nor_scipy(tmp_path, kind):
     t = np.arange(16000) / 16000
     sf.write(tmp_path / "a.wav", 0.5 * np.sin(2 * np.pi * 440 * t), 16000, subtype="PCM_16")
     names = _imported([kind, "a.wav", "--npy", "a.npy", "-q"], tmp_path)
     assert "numpy" in names
-    assert not names & {"matplotlib", "pydantic"}, sorted(names & {"matplotlib", "pydantic"})
+    assert not names & {"matplotlib", "pydantic", "scipy"}, sorted(names & {"matplotlib", "pydantic", "scipy"})
 
 
 def test_version_fast_path_prints_what_the_option_prints(cli):

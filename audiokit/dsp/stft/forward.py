@@ -99,10 +99,10 @@ class _Reducer:
             fb = np.asarray(filterbank)
             # Sparse product (CSR, single-threaded): mel banks are ~2 nonzeros per
             # bin, and a multi-threaded BLAS call per chunk stalls on busy cores.
-            # Imported here: only the mel path needs it, and CLI start-up stays short.
-            from scipy import sparse
+            # scipy's CSR kernel without importing scipy.sparse (start-up, issue 13).
+            from ..sparse import CsrMatrix
 
-            self.fbT = sparse.csr_matrix(np.asarray(fb, dtype=rdt))
+            self.fbT = CsrMatrix(np.asarray(fb, dtype=rdt))
             self.n_out = fb.shape[0]
         self.dtype = self.cdt if output == "complex" else rdt
         self.amin = amin
