@@ -30,7 +30,16 @@ Sections:
    ``power_to_db(ref=np.max, top_db=80)``, ``np.save``).
 4. The same two ``audiokit mel`` variants on a 4-hour 16 kHz file (460 MB),
    ``--repeats-4h`` runs each (default 1).
-5. Profile of one ``audiokit spectrogram`` run of section 2 (cProfile, in a
+5. Issue 13 targets, all in one alternating run (``--target-repeats``, default 7; medians, min - max, load at
+   the start and end): ``audiokit --version`` and ``--help`` against ``python -c "import numpy"`` (<= 1.3x);
+   ``info`` of a 1 s file (<= 1.5x), ``mel --npy`` and ``spectrogram --npy`` of a 12 s 16 kHz file,
+   ``resample --to 8k`` and ``quantize --bits 8`` of the 1 s file (<= 1.6x) and the spectrogram PNG of the
+   12 s file (<= 3.5x) against ``python -c "import numpy, soundfile"``; the spectrogram PNG of the 10-minute
+   44.1 kHz file (2048/512) against ``sox F -n spectrogram -o x.png`` (<= 2x).  Ratios are of medians taken
+   in the same rounds, so the machine's load is shared by numerator and denominator.  audiokit runs from a
+   byte-compiled copy of the package (as installed from a wheel; ``--as-found`` runs the script found), and
+   ``mel --npy`` of the audiokit found is shown too.
+6. Profile of one ``audiokit spectrogram`` run of section 2 (cProfile, in a
    helper process): import of the CLI, import of matplotlib (which audiokit
    does lazily; here done before profiling so that rendering is shown without
    it), read, STFT (of which FFT, windowing and the power reducer), dB
@@ -57,7 +66,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    fmt_mib, fmt_ratio, fmt_s, machine_line, print_table, target_status, temp_dir, time_commands, versions,
+    fmt_mib,
+    fmt_ratio,
+    fmt_s,
+    machine_line,
+    print_table,
+    target_status,
+    temp_dir,
+    time_commands,
+    versions,
     write_test_wav,
 )
 
@@ -100,9 +117,7 @@ import cProfile, json, pstats, sys, time
 t0 = time.perf_counter()
 from audiokit.cli.app import main
 t_import = time.perf_counter() - t0
-t0 = time.perf_counter()
-import matplotlib.figure, matplotlib.backends.backend_agg  # what audiokit.plot imports lazily
-t_mpl = time.perf_counter() - t0
+t_mpl = 0.0  # the spectrogram PNG no longer imports matplotlib (audiokit.rasterplot)
 prof = cProfile.Profile()
 t1 = time.perf_counter()
 prof.enable()
@@ -121,17 +136,15 @@ with open(sys.argv[1], "w") as fh:
 # ufuncs (np.multiply, np.log10, ...) are not profiled separately: their time is the caller's own time.
 PROFILE_STAGES = [
     ("imports inside the run (lazy; overlaps the rows below)", "importlib._bootstrap", "_find_and_load"),
-    ("run_timefreq (command body)", "audiokit/cli/timefreq.py", "run_timefreq"),
+    ("timefreq (the job)", "audiokit/pipelines/timefreq.py", "timefreq"),
     ("  read blocks (soundfile + checks)", "audiokit/io/reader.py", "blocks"),
-    ("  STFT stream push/finish", "audiokit/dsp/stft.py", ("push", "finish")),
-    ("    FFT (engine rfft)", "audiokit/engine/", "rfft"),
-    ("    windowing (own time of _segment: np.multiply)", "audiokit/dsp/stft.py", "_segment", "own"),
-    ("    power reducer (re^2+im^2)", "audiokit/dsp/stft.py", "__call__"),
-    ("  dB of every chunk (_to_scale)", "audiokit/cli/timefreq.py", "_to_scale"),
+    ("  STFT stream push/finish", "audiokit/dsp/stft/", ("push", "finish")),
+    ("    FFT (engine plans)", "audiokit/engine/fftw.py", "execute"),
+    ("    windowing (own time of _segment: np.multiply)", "audiokit/dsp/stft/forward.py", "_segment", "own"),
+    ("    power reducer (|X|^2)", "audiokit/dsp/stft/forward.py", "__call__"),
     ("  max-pooling (ColumnPooler.add)", "audiokit/plot.py", "add"),
-    ("  render (_draw)", "audiokit/cli/timefreq.py", "_draw"),
-    ("    spectrogram_figure", "audiokit/plot.py", "spectrogram_figure"),
-    ("    png_bytes (Agg draw + PNG encode)", "audiokit/plot.py", "png_bytes"),
+    ("  render (draw_timefreq)", "audiokit/pipelines/timefreq_draw.py", "draw_timefreq"),
+    ("    spectrogram_png (numpy + Pillow, PNG encode)", "audiokit/rasterplot.py", "spectrogram_png"),
 ]
 
 
@@ -182,7 +195,7 @@ def profile_spectrogram(exe_args: list[str], json_path: Path) -> tuple[list[list
         return sum(r[4] for r in rows if suffix in r[0].replace("\\", "/") and r[2] in funcs)
 
     stage_rows = [["import audiokit.cli.app (not profiled)", fmt_s(data["import_s"]), ""],
-                  ["import matplotlib Agg (done before profiling)", fmt_s(data["mpl_s"]), ""]]
+                  ]
     for label, suffix, funcs, *how in PROFILE_STAGES:
         t = own(suffix, funcs) if how else cum(suffix, funcs)
         stage_rows.append([label, fmt_s(t), f"{t / run_s:.0%}"])
@@ -193,6 +206,95 @@ def profile_spectrogram(exe_args: list[str], json_path: Path) -> tuple[list[list
     return stage_rows, top_rows, data["import_s"], run_s
 
 
+#: (row label, command key, baseline key, target ratio <=)
+TARGETS = [
+    ("audiokit --version", "version", "numpy", 1.3),
+    ("audiokit --help", "help", "numpy", 1.3),
+    ("audiokit info 1 s", "info", "numpy+soundfile", 1.5),
+    ("audiokit mel --npy 12 s 16 kHz", "mel_npy", "numpy+soundfile", 1.6),
+    ("audiokit spectrogram --npy 12 s", "spec_npy", "numpy+soundfile", 1.6),
+    ("audiokit resample --to 8k 1 s", "resample", "numpy+soundfile", 1.6),
+    ("audiokit quantize --bits 8 1 s", "quantize", "numpy+soundfile", 1.6),
+    ("audiokit spectrogram PNG 12 s", "spec_png", "numpy+soundfile", 3.5),
+    ("audiokit spectrogram PNG 10 min 44.1 kHz", "long_png", "sox", 2.0),
+]
+
+
+def compiled_copy(tmp: Path) -> list[str]:
+    """A launcher of a byte-compiled copy of the audiokit package, as a wheel install has it.
+
+    The source tree may run without bytecode (``PYTHONDONTWRITEBYTECODE=1``, an editable install in a
+    read-only or shared tree): every run then compiles each audiokit module again (~50-90 ms here), which
+    numpy and soundfile, installed with their .pyc, never pay.
+    """
+    import compileall
+
+    import audiokit
+
+    site = tmp / "site"
+    shutil.copytree(Path(audiokit.__file__).parent, site / "audiokit", ignore=shutil.ignore_patterns("__pycache__"))
+    compileall.compile_dir(str(site), quiet=1)
+    launcher = site / "audiokit-cli"
+    launcher.write_text(f"#!{sys.executable}\nimport sys\nfrom audiokit.cli.app import run\nsys.exit(run())\n")
+    launcher.chmod(0o755)
+    return [str(launcher)]
+
+
+def target_rows(ak: list[str], sox: str | None, tmp: Path, fresh, repeats: int, *, as_found: bool) -> None:
+    """Issue 13: every target command and its baseline in one alternating run; print ratios of medians."""
+    ak_found = ak
+    if not as_found:
+        ak = compiled_copy(tmp)
+    print("# generating inputs for the targets ...", file=sys.stderr)
+    small = write_test_wav(tmp / "t_small.wav", 1.0, 16000)
+    utt = write_test_wav(tmp / "t_utt.wav", 12.0, 16000)
+    long = write_test_wav(tmp / "t_long44k.wav", 600.0, 44100)
+    cmds = {
+        "numpy": [sys.executable, "-c", "import numpy"],
+        "numpy+soundfile": [sys.executable, "-c", "import numpy, soundfile"],
+        "version": ak + ["--version"],
+        "help": ak + ["--help"],
+        "info": ak + ["info", str(small)],
+        "mel_npy": lambda: ak + ["mel", str(utt), "--npy", fresh(".npy"), "-q"],
+        "spec_npy": lambda: ak + ["spectrogram", str(utt), "--npy", fresh(".npy"), "-q"],
+        "resample": lambda: ak + ["resample", str(small), "--to", "8k", "-o", fresh(".wav"), "-q"],
+        "quantize": lambda: ak + ["quantize", str(small), "--bits", "8", "-o", fresh(".wav"), "-q"],
+        "spec_png": lambda: ak + ["spectrogram", str(utt), "-o", fresh(".png"), "-q"],
+        "long_png": lambda: ak + ["spectrogram", str(long), "--nfft", "2048", "--win", "2048", "--hop", "512", "-o",
+                                  fresh(".png"), "-q"],
+    }
+    if sox:
+        cmds["sox"] = lambda: [sox, str(long), "-n", "spectrogram", "-o", fresh(".png")]
+    if not as_found:
+        cmds["mel_npy_found"] = lambda: ak_found + ["mel", str(utt), "--npy", fresh(".npy"), "-q"]
+    load_start = os.getloadavg()[0]
+    print("# issue 13 targets ...", file=sys.stderr)
+    res = time_commands(cmds, repeats, label="targets")
+    load_end = os.getloadavg()[0]
+
+    def spread(r) -> str:
+        return f"{fmt_s(min(x.wall for x in r.runs))} - {fmt_s(max(x.wall for x in r.runs))}"
+
+    rows = [[f"baseline: {name}", fmt_s(res[name].median), spread(res[name]), "", "", fmt_mib(res[name].peak_rss_mib), ""]
+            for name in ("numpy", "numpy+soundfile", "sox") if name in res]
+    targets = TARGETS + ([("(as found: " + " ".join(ak_found) + ") mel --npy", "mel_npy_found", "numpy+soundfile", 1.6)]
+                         if not as_found else [])
+    for label, key, base, target in targets:
+        if base not in res:
+            continue
+        r = res[key]
+        ratio = r.median / res[base].median
+        rows.append([label, fmt_s(r.median), spread(r), f"{ratio:.2f}x {base}", f"<= {target}x",
+                     fmt_mib(r.peak_rss_mib),
+                     target_status(ratio, target, higher_is_better=False) + (" (FAILED)" if r.failed else "")])
+    print_table(["command", "median", "min - max", "ratio (medians, same rounds)", "target", "peak RSS MiB", "status"],
+                rows, title=f"issue 13 targets: {repeats} alternating rounds; load avg (1 min) {load_start:.2f} at the "
+                            f"start, {load_end:.2f} at the end, {os.cpu_count()} cores; audiokit = "
+                            + ("as found" if as_found else "a byte-compiled copy of the package"))
+    for f in tmp.glob("out*"):
+        f.unlink()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="1-minute files, no 4-hour run")
@@ -201,8 +303,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats-4h", type=int, default=1, help="runs per command on the 4-hour file (default 1)")
     ap.add_argument("--no-4h", action="store_true", help="skip the 4-hour file")
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile breakdown")
-    ap.add_argument("--only", nargs="+", choices=["startup", "spectrogram", "mel", "mel4h", "profile"],
-                    default=["startup", "spectrogram", "mel", "mel4h", "profile"])
+    ap.add_argument("--as-found", action="store_true",
+                    help="targets: run the audiokit found (maybe without .pyc) instead of a byte-compiled copy")
+    ap.add_argument("--target-repeats", type=int, default=7, help="alternating rounds of the issue 13 targets (default 7)")
+    ap.add_argument("--only", nargs="+", choices=["startup", "spectrogram", "mel", "mel4h", "targets", "profile"],
+                    default=["startup", "spectrogram", "mel", "mel4h", "targets", "profile"])
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (prints its path)")
     args = ap.parse_args(argv)
     only = set(args.only)
@@ -326,6 +431,10 @@ def main(argv: list[str] | None = None) -> int:
             print_table(["file", "command", "median wall", "ratio vs audiokit --npy", "peak RSS MiB",
                          f"target <= {RSS_TARGET_MIB:g} MiB"], mel_table,
                         title=f"audiokit mel peak RSS, 16 kHz mono (medians of {args.repeats}; 4 h: {args.repeats_4h} run)")
+
+        # ------------------------------------------------------------- issue 13 targets
+        if "targets" in only:
+            target_rows(ak, sox, tmp, fresh, args.target_repeats, as_found=args.as_found)
 
         # ------------------------------------------------------------- profile
         if "profile" in only:
