@@ -165,14 +165,28 @@ def segment_text(seconds: float) -> str:
     return f"{Decimal(repr(float(seconds))):f}s"
 
 
-def _inputs_for(job: Job, item: InputItem) -> InputOptions:
-    if item.start is None and item.duration is None:
-        return job.inputs
-    return dataclasses.replace(
-        job.inputs,
-        start=segment_text(item.start) if item.start else None,
-        duration=segment_text(item.duration) if item.duration is not None else None,
-    )
+@dataclass(frozen=True)
+class _ProbingInputs(InputOptions):
+    """:class:`InputOptions` that remember what the pipeline opened (length, rate, channels) for the manifest.
+
+    Saves opening each input a second time just to learn its duration.
+    """
+
+    seen: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def open(self, path: str, *, allow_empty: bool = False) -> Any:
+        source = super().open(path, allow_empty=allow_empty)
+        if not self.seen:
+            self.seen.update(n_samples=source.n_samples, sr=source.sr, channels=source.channels)
+        return source
+
+
+def _inputs_for(job: Job, item: InputItem) -> _ProbingInputs:
+    values = {f.name: getattr(job.inputs, f.name) for f in dataclasses.fields(InputOptions)}
+    if item.start is not None or item.duration is not None:
+        values.update(start=segment_text(item.start) if item.start else None,
+                      duration=segment_text(item.duration) if item.duration is not None else None)
+    return _ProbingInputs(**values)
 
 
 def _call_pipeline(job: Job, path: str, inputs: InputOptions, out: dict[str, str]) -> tuple[Any, list[int] | None]:
@@ -238,18 +252,19 @@ def run_item(job: Job, item: InputItem, out_dir: str, made_dirs: set[str] | None
         except OSError:
             pass  # the pipeline names the problem (no such file, permission denied)
         inputs = _inputs_for(job, item)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the pipeline's own open warns again, once
-            with inputs.open(item.path) as source:
-                record.update(duration=source.n_samples / source.sr, sr=source.sr, channels=source.channels)
         names = output_names(job, item.id)
         out = {kind: os.path.join(out_dir, *name.split("/")) for kind, name in names.items()}
         for path in {os.path.dirname(p) for p in out.values()} - made_dirs:
             Path(path).mkdir(parents=True, exist_ok=True)
             made_dirs.add(path)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result, shape = _call_pipeline(job, item.path, inputs, out)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result, shape = _call_pipeline(job, item.path, inputs, out)
+        finally:
+            if inputs.seen:
+                seen = inputs.seen
+                record.update(duration=seen["n_samples"] / seen["sr"], sr=seen["sr"], channels=seen["channels"])
         record.update(status="ok", error=None, outputs=names, shape=shape)
         if job.command in RESULT_COMMANDS:
             record["result"] = result
