@@ -129,6 +129,34 @@ def test_a_worker_killed_mid_run_its_tasks_run_elsewhere(tmp_path, cluster):
     cluster.wait_for_workers(2)
 
 
+def test_ctrl_c_on_a_dask_batch_keeps_what_finished(tmp_path, cluster):
+    data = tmp_path / "data"
+    for i in range(12):
+        write_tone_noise(data / f"u{i:02d}.wav", 1.0, seed=i, hum=0.05)
+    out = tmp_path / "out"
+    args = audiokit_cmd("batch", "dehum", "--freq", "50", data, "--out", out, "--scheduler", cluster.address,
+                        "--chunk", "1")
+    proc = subprocess.Popen(args, cwd=tmp_path, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "manifest.jsonl").exists() or not manifest_lines(out):
+            assert time.monotonic() < deadline and proc.poll() is None, "no input finished"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    records = manifest_lines(out)
+    assert 1 <= len(records) < 12 and all(r["status"] == "ok" for r in records)
+    # A task a worker was running when it was cancelled ends on its own (Dask cannot stop a running function):
+    # its atomic writes finish or clean up, so no temp file stays.
+    deadline = time.monotonic() + 20
+    while temp_files(out) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert temp_files(out) == []
+
+
 def test_unreachable_scheduler_is_an_output_error():
     from audiokit.batch.executor import DaskBackend
     from audiokit.errors import OutputError
