@@ -19,7 +19,6 @@ import functools
 import os
 import signal
 import sys
-import traceback
 from typing import Any
 
 from ..errors import AudiokitError
@@ -189,6 +188,8 @@ def _command(args: list[str]) -> str:
 
 def _report(exc: BaseException, debug: bool, message: str) -> None:
     if debug:
+        import traceback  # only with --debug (start-up)
+
         traceback.print_exception(exc, file=sys.stderr)
     console.error(message)
 

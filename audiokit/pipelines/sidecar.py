@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
 from ..errors import InputError
 from ..io import is_stdio
 from ..io.reader import MAX_SR, MIN_SR
@@ -54,6 +53,8 @@ def timefreq_metadata(
     rows : dict
         ``{"mel": ..., "mel_centre_hz": [...]}`` or ``{"freq_hz": {...}}``.
     """
+    from .. import __version__  # here, not at import: importlib.metadata is only needed when a sidecar is written
+
     n_frames = shape[-1]
     times = plan.times(min(n_frames, 1), where="centre")
     meta: dict[str, Any] = {
