@@ -29,6 +29,10 @@ from . import console
 # own module (see :mod:`audiokit.cli.lazy`).  ``app`` (the Typer application) is built on first use.
 
 
+#: Exit code of an interrupted run (128 + SIGINT).
+INTERRUPTED = 130
+
+
 def _version_text() -> str:
     from .. import __version__
 
@@ -157,6 +161,10 @@ def _run_app(args: list[str], debug: bool) -> int:
             result = typer_app(args=args, prog_name="audiokit", standalone_mode=False)
         except _Escaped as escaped:
             raise escaped.original from None
+        if result == INTERRUPTED:
+            # Typer turns a Ctrl-C that lands outside a command (parsing, loading it) into a silent 130;
+            # no command returns 130 itself.
+            console.error("interrupted")
         return result if isinstance(result, int) else 0
     except typer.Exit as exc:
         return exc.exit_code

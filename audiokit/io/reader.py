@@ -35,7 +35,7 @@ MAX_CHANNELS = 256
 #: Float subtypes: only these can hold NaN/Inf or values beyond full scale.
 FLOAT_SUBTYPES = frozenset({"FLOAT", "DOUBLE", "VORBIS", "OPUS"})
 _CONTAINER_MAGIC = (b"RIFF", b"RF64", b"BW64", b"fLaC", b"OggS", b"FORM")
-_STDIN_SPOOL_BYTES = 64 * 2**20
+_STDIN_CHUNK_BYTES = 2**20  # read standard input 1 MiB at a time
 #: Samples per channel in one block read by the streaming commands (64 Ki: 256 KiB per float32 channel).
 BLOCK_SAMPLES = 1 << 16
 
@@ -207,7 +207,10 @@ class AudioSource:
         remaining = self.n_samples - start if n_samples is None else min(n_samples, self.n_samples - start)
         if remaining <= 0:  # nothing to read (start at or past the end): seeking there would fail
             return
-        self._sf.seek(self.offset + start)
+        try:
+            self._sf.seek(self.offset + start)
+        except (sf.LibsndfileError, RuntimeError, OSError) as exc:
+            raise InputError(f"seek error: {_libsndfile_reason(exc)}", self.name) from None
         step = block_size - overlap
         previous: np.ndarray | None = None
         position = start
@@ -243,13 +246,39 @@ class AudioSource:
 
 
 def _spool_stdin() -> BinaryIO:
-    """Copy standard input into a seekable spooled file (memory up to 64 MiB, then disk)."""
-    spool = tempfile.SpooledTemporaryFile(max_size=_STDIN_SPOOL_BYTES)
-    stream = sys.stdin.buffer
-    while chunk := stream.read(2**20):
-        spool.write(chunk)
+    """Copy standard input into an anonymous temp file (seekable, and with a descriptor libsndfile reads itself).
+
+    Raises
+    ------
+    InputError
+        When standard input is closed.
+    """
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise InputError("standard input is closed", "-")
+    spool = tempfile.TemporaryFile(buffering=0)  # unbuffered: libsndfile moves the descriptor itself
+    try:
+        while chunk := stream.read(_STDIN_CHUNK_BYTES):
+            view = memoryview(chunk)
+            while view:  # an unbuffered write may take only part of the chunk
+                view = view[spool.write(view) :]
+    except (OSError, ValueError) as exc:
+        spool.close()
+        raise InputError(f"cannot read standard input: {exc}", "-") from None
+    spool.flush()
     spool.seek(0)
-    return spool
+    return spool  # type: ignore[return-value]
+
+
+def _native(fh: BinaryIO) -> int:
+    """The descriptor of an opened input, rewound: libsndfile then reads it with its own I/O.
+
+    Giving libsndfile the descriptor instead of the Python file object means no Python callback runs inside
+    libsndfile, so a Ctrl-C or SIGTERM is raised between blocks, never swallowed inside a C callback.
+    """
+    fd = fh.fileno()
+    os.lseek(fd, 0, os.SEEK_SET)  # the descriptor itself: a buffered seek(0) may only move within its buffer
+    return fd
 
 
 def _open_path(path: str) -> BinaryIO:
@@ -337,7 +366,7 @@ def _open_validated(name, fh, raw, nonfinite, allow_empty, owned) -> AudioSource
             raise InputError(f"header says {header.channels} channels (more than {MAX_CHANNELS}); file is corrupt", name)
         _check_rate(header.sr, name)
     try:
-        handle = sf.SoundFile(fh, "r")
+        handle = sf.SoundFile(_native(fh), "r", closefd=False)
     except (sf.LibsndfileError, RuntimeError, TypeError) as exc:
         if name == "-" and magic not in _CONTAINER_MAGIC:
             raise InputError(
@@ -395,7 +424,8 @@ def _open_raw(name, fh, size, raw: RawFormat, nonfinite, allow_empty, owned) -> 
             stacklevel=3,
         )
     handle = sf.SoundFile(
-        fh, "r", samplerate=raw.sr, channels=raw.channels, subtype=raw.subtype, format="RAW", endian="LITTLE"
+        _native(fh), "r", samplerate=raw.sr, channels=raw.channels, subtype=raw.subtype, format="RAW", endian="LITTLE",
+        closefd=False,
     )
     source = AudioSource(name, handle, whole, nonfinite, owned)
     if whole == 0 and not allow_empty:
