@@ -40,7 +40,7 @@ def info_command(
     json_out: Json = False,
     rate: RawRate = None,
     fmt: RawFormatOpt = None,
-    channels: RawChannels = 1,
+    channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
     quiet: Quiet = False,
     debug: Debug = False,

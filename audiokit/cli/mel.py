@@ -58,7 +58,7 @@ def mel_command(
     fft: Fft = None,
     rate: RawRate = None,
     fmt: RawFormatOpt = None,
-    channels: RawChannels = 1,
+    channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
     quiet: Quiet = False,
     debug: Debug = False,

@@ -28,14 +28,15 @@ RawFormatOpt = Annotated[
     typer.Option("--format", help="Raw PCM sample format: s16le, s24le, s32le, u8, f32le, f64le.", rich_help_panel=RAW_PANEL),
 ]
 RawChannels = Annotated[
-    int, typer.Option("--channels", help="Channel count of raw PCM input.", rich_help_panel=RAW_PANEL, min=1)
+    Optional[int],
+    typer.Option("--channels", help="Channel count of raw PCM input (default 1).", rich_help_panel=RAW_PANEL, min=1),
 ]
 FixNonFinite = Annotated[
     bool, typer.Option("--fix-nonfinite", help="Replace NaN/Inf samples with 0 instead of refusing the file.")
 ]
 
 
-def input_options(rate: str | None, fmt: str | None, channels: int, fix_nonfinite: bool) -> InputOptions:
+def input_options(rate: str | None, fmt: str | None, channels: int | None, fix_nonfinite: bool) -> InputOptions:
     """The pipelines' :class:`InputOptions` from the shared raw-PCM and NaN options."""
     return InputOptions(rate=rate, format=fmt, channels=channels, fix_nonfinite=fix_nonfinite)
 

@@ -54,7 +54,7 @@ def quantize_command(
     ] = False,
     rate: RawRate = None,
     fmt: RawFormatOpt = None,
-    channels: RawChannels = 1,
+    channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
     quiet: Quiet = False,
     debug: Debug = False,

@@ -46,7 +46,7 @@ def resample_command(
     ] = None,
     rate: RawRate = None,
     fmt: RawFormatOpt = None,
-    channels: RawChannels = 1,
+    channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
     quiet: Quiet = False,
     debug: Debug = False,

@@ -50,7 +50,7 @@ def spectrogram_command(
     fft: Fft = None,
     rate: RawRate = None,
     fmt: RawFormatOpt = None,
-    channels: RawChannels = 1,
+    channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
     quiet: Quiet = False,
     debug: Debug = False,
