@@ -21,7 +21,7 @@ import signal
 import sys
 from typing import Any
 
-from ..errors import AudiokitError
+from ..errors import AudiokitError, OutputError
 from . import console
 
 # Typer, the command modules and everything under them are imported on demand (start-up cost, issue 13):
@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    _reopen_closed_stdio()
     try:
         if args == ["--version"]:  # the common case without Typer (same output as the eager option)
             print(_version_text())
@@ -137,6 +138,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         code = 141
+    except OSError as exc:  # writing a command's data to standard output (a full disk behind a redirection, ...)
+        _report(exc, debug, f"standard output: {_os_reason(exc)}")
+        code = 4
+    except AudiokitError as exc:  # standard output closed (see _ClosedOutput)
+        _report(exc, debug, str(exc))
+        code = exc.exit_code
     finally:
         signal.signal(signal.SIGTERM, previous)
     try:
@@ -144,7 +151,66 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         code = code or 141
+    except OSError as exc:
+        console.error(f"standard output: {_os_reason(exc)}")
+        _silence_stdout()
+        code = code or 4
+    except AudiokitError as exc:
+        console.error(str(exc))
+        code = code or exc.exit_code
     return code
+
+
+def _os_reason(exc: OSError) -> str:
+    """One-line reason for a failed write (imported late: :mod:`audiokit.io` loads numpy)."""
+    from ..io.atomic import describe_os_error
+
+    return describe_os_error(exc)
+
+
+class _ClosedOutput:
+    """Stands for a standard output that was closed when audiokit started: writing data to it is an error (exit 4)."""
+
+    def write(self, text: str) -> int:
+        if text:
+            raise OutputError("standard output is closed; nowhere to write the result")
+        return 0
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+    @property
+    def buffer(self) -> _ClosedOutput:
+        return self
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return 1
+
+
+def _reopen_closed_stdio() -> None:
+    """Give closed descriptors 0-2 a /dev/null, so that no file opened later takes their number.
+
+    Without this, a file opened while fd 2 is closed becomes "standard error" (error messages would land in it, or
+    on stdout).  A closed stdin then reads as closed (``-`` is refused), a closed stdout refuses data (exit 4),
+    and a closed stderr silences messages (there is nowhere to print them).
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            if fd == 0:
+                sys.stdin = None  # type: ignore[assignment]
+            elif fd == 1:
+                sys.stdout = _ClosedOutput()  # type: ignore[assignment]
+            else:
+                sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
 
 
 def _run_app(args: list[str], debug: bool) -> int:
@@ -184,6 +250,11 @@ def _run_app(args: list[str], debug: bool) -> int:
         return 143
     except BrokenPipeError:
         raise
+    except OSError as exc:
+        if exc.filename is None:  # no file named: a write to standard output (main reports it)
+            raise
+        _report(exc, debug, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
+        return 1
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         _report(exc, debug, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
         return 1

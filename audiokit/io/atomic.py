@@ -84,8 +84,18 @@ def check_output_path(output: str | os.PathLike, inputs: Sequence[str | os.PathL
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir():
         raise OutputError(f"output folder {str(folder)!r} does not exist", out)
+    if _read_only(folder):
+        raise OutputError(f"output folder {str(folder)!r} is on a read-only file system", out)
     if not os.access(folder, os.W_OK | os.X_OK):
         raise OutputError(f"output folder {str(folder)!r} is not writable (permission denied)", out)
+
+
+def _read_only(folder: Path) -> bool:
+    """True when ``folder`` lies on a file system mounted read-only."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def describe_os_error(exc: OSError) -> str:

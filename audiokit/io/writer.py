@@ -15,6 +15,7 @@ import os
 import stat
 import struct
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -192,7 +193,8 @@ class WavWriter:
 def _write_failure(exc: BaseException, path: str) -> str:
     if isinstance(exc, OSError):
         return describe_os_error(exc)
-    folder = Path(path).parent if path != "-" else Path(".")
+    # stdout and streams are spooled in the temp folder first (see atomic_output)
+    folder = Path(tempfile.gettempdir()) if path == "-" or is_stream_target(path) else Path(path).parent
     try:
         if os.statvfs(folder).f_bavail == 0:
             return "disk full (no space left on device); nothing was written"

@@ -24,6 +24,7 @@ from ..io import check_distinct, check_output_path, derived_output, is_stdio, ou
 from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
 from ..io.reader import BLOCK_SAMPLES, AudioSource
 from .params import InputOptions, check_figure_path, choice, duration_samples, frequency_hz
+from .prefetch import prefetched
 from .progress import SILENT, Reporter
 from .sidecar import timefreq_metadata
 
@@ -200,7 +201,7 @@ def _values_text(kind: str, power_kind: Kind, scale: str, log: str, complex_out:
 
 
 def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy: str | None = None,
-             inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT) -> TimeFreqResult:
+             inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT) -> TimeFreqResult:  # noqa: B008
     """Compute the spectrogram or mel spectrogram of ``path``; save ``npy`` (+ sidecar) and/or draw ``png``.
 
     With neither ``png`` nor ``npy``, the PNG goes to ``<stem>.<kind>.png`` beside the input.
@@ -218,6 +219,10 @@ def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy
     )
     with inputs.open(path) as source:
         png_path, npy_path = default_outputs(path, options.kind, png, npy)
+        if png_path is not None:
+            from .timefreq_draw import check_cmap
+
+            check_cmap(options.cmap)
         if job.want_complex and npy_path is None:
             raise ParameterError("--complex needs --npy PATH (the complex STFT is saved for istft)")
         try:
@@ -308,13 +313,14 @@ class _Job:
             with reporter.progress(f"{kind} {source.name}", source.n_samples) as advance:
                 # DOUBLE samples are read as such: beyond the float32 range they would read as Inf
                 read_dtype = "float64" if dtype == "float64" or source.subtype == "DOUBLE" else "float32"
-                for block in source.blocks(BLOCK_SAMPLES, dtype=read_dtype):
-                    if watch_input and block.size and float(np.abs(block).max()) > SAFE_PEAK:
-                        raise _BeyondSinglePrecision
-                    if options.mix:
-                        block = block.mean(axis=0, keepdims=True)
-                    consume(stream.push(block.astype(dtype, copy=False)), npy_writer)
-                    advance(block.shape[1])
+                with prefetched(source.blocks(BLOCK_SAMPLES, dtype=read_dtype)) as blocks:  # read || transform
+                    for block in blocks:
+                        if watch_input and block.size and float(np.abs(block).max()) > SAFE_PEAK:
+                            raise _BeyondSinglePrecision
+                        if options.mix:
+                            block = block.mean(axis=0, keepdims=True)
+                        consume(stream.push(block.astype(dtype, copy=False)), npy_writer)
+                        advance(block.shape[1])
                 consume(stream.finish(), npy_writer)
             if npy_writer is not None and npy_path is not None:
                 ref_db = None
@@ -381,7 +387,7 @@ def _apply_reference(npy: NpyFrameWriter, ref: float | Literal["max"], top_db: f
 
 
 def filterbank_job(path: str, options: TimeFreqOptions, *, png: str | None, npy: str | None,
-                   inputs: InputOptions = InputOptions()) -> TimeFreqResult:
+                   inputs: InputOptions = InputOptions()) -> TimeFreqResult:  # noqa: B008 (frozen)
     """``mel --filterbank``: draw the triangles and/or save the ``(n_mels, n_freqs)`` matrix (rate from ``path``)."""
     with inputs.open(path) as source:
         sr = source.sr

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
+from ..errors import ParameterError
 from ..io import write_bytes_atomic
 
 if TYPE_CHECKING:
     from ..dsp.mel import MelScale
     from ..dsp.scaling import Kind
 
-__all__ = ["draw_timefreq", "mel_ticks"]
+__all__ = ["check_cmap", "draw_timefreq", "mel_ticks"]
 
 #: Round frequencies (Hz) labelled on a mel image's y axis when they fall inside [fmin, fmax].
 MEL_TICK_HZ = (50, 100, 200, 300, 500, 1000, 2000, 3000, 4000, 6000, 8000, 12000, 16000, 20000)
@@ -38,6 +39,20 @@ def mel_ticks(n_mels: int, fmin: float, fmax: float, mel_scale: str) -> tuple[li
     return positions, labels
 
 
+def check_cmap(name: str) -> None:
+    """Refuse an unknown ``--cmap`` before any work (ParameterError listing matplotlib's names).
+
+    The default ``magma`` needs no matplotlib (the raster is drawn without it); any other name loads it.
+    """
+    if name == "magma":
+        return
+    from matplotlib import colormaps
+
+    if name not in colormaps:
+        known = ", ".join(sorted(n for n in colormaps if not n.endswith("_r")))
+        raise ParameterError(f"--cmap: unknown colormap {name!r}; matplotlib has: {known} (and each name + '_r')")
+
+
 def draw_timefreq(png_path: str, options: Any, *, source_name: str, plan: Any, poolers: list[Any], kind: Kind,
                   ref: float | Literal["max"], row_freqs: np.ndarray, mel_meta: dict[str, Any], size: tuple[int, int]) -> None:
     """Render the pooled image(s) as dB (re ``ref``, clipped at ``options.top_db``) and write the PNG atomically."""
@@ -54,7 +69,7 @@ def draw_timefreq(png_path: str, options: Any, *, source_name: str, plan: Any, p
 
         return png_bytes(spectrogram_figure(images, **kwargs))
 
-    stacked = np.stack([p.image for p in poolers])
+    stacked = poolers[0].image[None] if len(poolers) == 1 else np.stack([p.image for p in poolers])
     top = options.top_db if options.top_db > 0 else None
     db = to_db(stacked, kind=kind, ref=ref, top_db=top)
     n_frames = poolers[0].edges[-1]
