@@ -210,7 +210,7 @@ class AudioSource:
         try:
             self._sf.seek(self.offset + start)
         except (sf.LibsndfileError, RuntimeError, OSError) as exc:
-            raise InputError(f"seek error: {_libsndfile_reason(exc)}", self.name) from None
+            raise InputError(f"corrupt or truncated audio file (seek failed: {_libsndfile_reason(exc)})", self.name) from None
         step = block_size - overlap
         previous: np.ndarray | None = None
         position = start
@@ -231,7 +231,7 @@ class AudioSource:
         try:
             interleaved = self._sf.read(n, dtype=dtype, always_2d=True)
         except (sf.LibsndfileError, RuntimeError) as exc:
-            raise InputError(f"read error: {exc}", self.name) from exc
+            raise InputError(f"corrupt or truncated audio file (read failed: {_libsndfile_reason(exc)})", self.name) from exc
         return np.ascontiguousarray(interleaved.T)
 
     def read(self, *, dtype: str = "float64", start: int = 0, n_samples: int | None = None) -> Signal:
