@@ -64,7 +64,7 @@ _BATCH_PARAMS = [
     _batch_option("chunk", Optional[int], None, "--chunk", min=1,
                   help="Inputs per task (default: about 16 tasks per worker, at most 32 inputs)."),
     _batch_option("scheduler", Optional[str], None, "--scheduler",
-                  help="Run on a Dask cluster, e.g. tcp://10.0.0.5:8786 (pip install 'audiokit[cluster]'; "
+                  help="Run on a Dask cluster, e.g. tcp://10.0.0.5:8786 (pip install 'audiokit\\[cluster]'; "
                        "inputs and --out on storage the workers share)."),
     _batch_option("summary_json", bool, False, "--json", help="Print the summary as JSON on stdout."),
 ]
