@@ -302,14 +302,13 @@ class KaldiFeatureStream:
         return out
 
     def _emit(self, end: int, n_total: int | None) -> np.ndarray:
-        parts = []
+        out = np.empty((max(0, end - self._next), self.dim), dtype=self._c.dtype)
+        first = self._next
         while self._next < end:
             count = min(_BLOCK_FRAMES, end - self._next)
-            parts.append(self._block(self._next, count, n_total))
+            out[self._next - first: self._next - first + count] = self._block(self._next, count, n_total)
             self._next += count
-        if not parts:
-            return np.zeros((0, self.dim), dtype=self._c.dtype)
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return out
 
     def _block(self, first: int, count: int, n_total: int | None) -> np.ndarray:
         c = self._c
