@@ -250,7 +250,7 @@ def spectrogram_png(
         y0 = round(top + index * (panel_h + gap))
         y1 = round(top + index * (panel_h + gap) + panel_h)
         panel_boxes.append((y0, y1))
-        shown = _pool_to(_pool_to(image, x1 - x0, axis=1), y1 - y0, axis=0)[::-1]  # row 0 at the bottom
+        shown = _pool_to(_pool_to(image, y1 - y0, axis=0), x1 - x0, axis=1)[::-1]  # row 0 at the bottom
         codes = np.nan_to_num((shown - vmin) * scale, nan=0.0, posinf=255.0, neginf=0.0)
         raster[y0:y1, x0:x1] = lut[np.clip(codes, 0, 255).astype(np.uint8)]
     cb_x0 = round(ax_right + 0.015 * width)

@@ -24,7 +24,6 @@ from ..io import check_distinct, check_output_path, derived_output, is_stdio, ou
 from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
 from ..io.reader import BLOCK_SAMPLES, AudioSource
 from .params import InputOptions, check_figure_path, choice, duration_samples, frequency_hz
-from .prefetch import prefetched
 from .progress import SILENT, Reporter
 from .sidecar import timefreq_metadata
 
@@ -313,14 +312,13 @@ class _Job:
             with reporter.progress(f"{kind} {source.name}", source.n_samples) as advance:
                 # DOUBLE samples are read as such: beyond the float32 range they would read as Inf
                 read_dtype = "float64" if dtype == "float64" or source.subtype == "DOUBLE" else "float32"
-                with prefetched(source.blocks(BLOCK_SAMPLES, dtype=read_dtype)) as blocks:  # read || transform
-                    for block in blocks:
-                        if watch_input and block.size and float(np.abs(block).max()) > SAFE_PEAK:
-                            raise _BeyondSinglePrecision
-                        if options.mix:
-                            block = block.mean(axis=0, keepdims=True)
-                        consume(stream.push(block.astype(dtype, copy=False)), npy_writer)
-                        advance(block.shape[1])
+                for block in source.blocks(BLOCK_SAMPLES, dtype=read_dtype):
+                    if watch_input and block.size and float(np.abs(block).max()) > SAFE_PEAK:
+                        raise _BeyondSinglePrecision
+                    if options.mix:
+                        block = block.mean(axis=0, keepdims=True)
+                    consume(stream.push(block.astype(dtype, copy=False)), npy_writer)
+                    advance(block.shape[1])
                 consume(stream.finish(), npy_writer)
             if npy_writer is not None and npy_path is not None:
                 ref_db = None
