@@ -285,7 +285,11 @@ def sliding_cmvn_window(n_frames: int, *, window: int = 600, center: bool = True
     n = check_int(n_frames, "n_frames", minimum=0)
     win = check_int(window, "window", minimum=1)
     mw = check_int(min_window, "min_window", minimum=1)
-    t = np.arange(n, dtype=np.int64)
+    return _cmvn_windows(np.arange(n, dtype=np.int64), n, win, bool(center), mw)
+
+
+def _cmvn_windows(t: np.ndarray, n: int | None, win: int, center: bool, mw: int) -> tuple[np.ndarray, np.ndarray]:
+    """Kaldi's window bounds for frames ``t`` of ``n`` frames (``None``: end not known yet)."""
     if center:
         start = t - win // 2
         end = start + win
@@ -297,9 +301,10 @@ def sliding_cmvn_window(n_frames: int, *, window: int = 600, center: bool = True
     start = np.where(neg, 0, start)
     if not center:
         end = np.where(end > t, np.maximum(t + 1, mw), end)
-    over = end > n
-    start = np.where(over, np.maximum(start - (end - n), 0), start)
-    end = np.where(over, n, end)
+    if n is not None:
+        over = end > n
+        start = np.where(over, np.maximum(start - (end - n), 0), start)
+        end = np.where(over, n, end)
     return start, end
 
 
@@ -415,24 +420,9 @@ class SlidingCmvn:
         self._ndim = 0
 
     def _windows(self, first: int, last: int, n_total: int | None) -> tuple[np.ndarray, np.ndarray]:
-        # windows of frames first..last-1 for a signal of n_total frames (None: not known, large)
-        big = n_total if n_total is not None else 1 << 62
+        # windows of frames first..last-1 for a signal of n_total frames (None: not known yet)
         t = np.arange(first, last, dtype=np.int64)
-        if self.center:
-            start = t - self.window // 2
-            end = start + self.window
-        else:
-            start = t - self.window
-            end = t + 1
-        neg = start < 0
-        end = np.where(neg, end - start, end)
-        start = np.where(neg, 0, start)
-        if not self.center:
-            end = np.where(end > t, np.maximum(t + 1, self.min_window), end)
-        over = end > big
-        start = np.where(over, np.maximum(start - (end - big), 0), start)
-        end = np.where(over, big, end)
-        return start, end
+        return _cmvn_windows(t, n_total, self.window, self.center, self.min_window)
 
     def _ready(self, n_total: int | None) -> int:
         """Frames whose window lies inside the frames received so far."""
