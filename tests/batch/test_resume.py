@@ -115,11 +115,11 @@ def test_kill_9_then_rerun_finishes(tmp_path):
         assert read(out / record["outputs"]["wav"]).samples.shape == (1, 16000)
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_interrupt_keeps_finished_outputs_and_leaves_no_temp_files(tmp_path, sig, code):
+@pytest.mark.parametrize(("sig", "code", "jobs"), [(signal.SIGINT, 130, 2), (signal.SIGTERM, 143, 2), (signal.SIGTERM, 143, 1)])
+def test_interrupt_keeps_finished_outputs_and_leaves_no_temp_files(tmp_path, sig, code, jobs):
     data = _slow_corpus(tmp_path / "data", 8)
     out = tmp_path / "out"
-    args = audiokit_cmd("batch", "dehum", "--freq", "50", data, "--out", out, "-j", "2", "--chunk", "1")
+    args = audiokit_cmd("batch", "dehum", "--freq", "50", data, "--out", out, "-j", jobs, "--chunk", "1")
     proc = subprocess.Popen(args, cwd=tmp_path, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         _wait_for_lines(out / "manifest.jsonl", 1, proc)
