@@ -14,6 +14,7 @@ import pytest
 import soundfile as sf
 
 import audiokit
+from audiokit.io.reader import READABLE
 from audiokit.errors import InputError, ParameterError
 from audiokit.io import RawFormat, open_audio, read
 from audiokit.io import reader as reader_module
@@ -413,7 +414,7 @@ def test_stdin_raw(rng, fake_stdin, fmt):
 
 def test_stdin_garbage_without_raw_flags(fake_stdin):
     fake_stdin(b"this is not audio at all, just text\n" * 10)
-    with pytest.raises(InputError, match=r"^-: standard input is not WAV, FLAC or OGG; for raw PCM give --rate, --format and --channels$"):
+    with pytest.raises(InputError, match=rf"^-: standard input is not {READABLE}; for raw PCM give --rate, --format and --channels$"):
         read("-")
 
 
@@ -482,7 +483,7 @@ def test_empty_file(tmp_path):
 
 def test_text_renamed_wav(tmp_path):
     (tmp_path / "notes.wav").write_text("hello, this is not audio\n" * 20)
-    with pytest.raises(InputError, match=r"notes\.wav: not a recognised audio file \(WAV, FLAC, OGG\)$"):
+    with pytest.raises(InputError, match=rf"notes\.wav: not a recognised audio file \({READABLE}\)$"):
         read(tmp_path / "notes.wav")
 
 

@@ -29,6 +29,8 @@ from . import console
 # own module (see :mod:`audiokit.cli.lazy`).  ``app`` (the Typer application) is built on first use.
 
 
+#: What an internal error adds to its message, by whether --debug was given (then the traceback is shown).
+_DEBUG_HINT = {False: " (rerun with --debug for the traceback)", True: " (a bug: please report it with this traceback)"}
 #: Exit code of an interrupted run (128 + SIGINT).
 INTERRUPTED = 130
 
@@ -237,7 +239,8 @@ def _run_app(args: list[str], debug: bool) -> int:
     except click_exceptions.NoArgsIsHelpError:
         return 2  # the help text was already printed
     except click_exceptions.ClickException as exc:
-        _report(exc, debug, f"{exc.format_message()} (see 'audiokit {_command(args)}--help')")
+        unknown_command = isinstance(exc, click_exceptions.UsageError) and exc.message.startswith("No such command")
+        _report(exc, debug, f"{exc.format_message()} (see 'audiokit {'' if unknown_command else _command(args)}--help')")
         return 2
     except AudiokitError as exc:
         _report(exc, debug, str(exc))
@@ -253,10 +256,10 @@ def _run_app(args: list[str], debug: bool) -> int:
     except OSError as exc:
         if exc.filename is None:  # no file named: a write to standard output (main reports it)
             raise
-        _report(exc, debug, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
+        _report(exc, debug, f"internal error: {type(exc).__name__}: {exc}{_DEBUG_HINT[debug]}")
         return 1
     except Exception as exc:  # noqa: BLE001 - the last line of defence
-        _report(exc, debug, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
+        _report(exc, debug, f"internal error: {type(exc).__name__}: {exc}{_DEBUG_HINT[debug]}")
         return 1
 
 

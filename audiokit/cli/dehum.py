@@ -30,7 +30,7 @@ def options_from(params: Mapping[str, Any]) -> DehumOptions:
 
 
 def dehum_command(
-    file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, raw PCM with --format), or - for stdin.")],
+    file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     freq: Annotated[
         str,
         typer.Option("--freq", help="Mains frequency: 50, 60 or any frequency in Hz (the estimate is searched within ±1 %), or auto (tries 50 and 60).",

@@ -24,10 +24,15 @@ def generate_command(
 ) -> int:
     """Generate a test signal and write it as WAV (to -o PATH, or stdout).
 
-    Components (FREQ accepts 440, 440Hz, 1.5kHz; AMP is linear, 1.0 = full scale):
-    sine:FREQ[:AMP[:PHASE]], square:FREQ[:AMP], chirp:F0:F1[:AMP] (linear),
-    logchirp:F0:F1[:AMP], noise[:AMP] (white), pink[:AMP], hum:FREQ[:AMP[:HARMONICS]],
-    silence, impulse[:AT], dc:AMP.  Mix them with '+'.
+    Components, mixed with '+' (FREQ: 440, 440Hz, 1.5kHz):
+    sine:FREQ[:AMP[:PHASE]], square:FREQ[:AMP], chirp:F0:F1[:AMP] (linear sweep),
+    logchirp:F0:F1[:AMP], noise[:AMP] (white), pink[:AMP], hum:FREQ[:AMP[:HARMONICS]]
+    (harmonic k at AMP/k), silence, impulse[:AT], dc:AMP.
+
+    AMP is linear full scale (1.0 = 0 dBFS) or a level such as -6dB: the peak for
+    tones (default 0.5, -6 dBFS), the RMS for noise and pink (default 0.1, -20 dBFS),
+    the fundamental's peak for hum (default 0.1, 5 harmonics).  PHASE is in radians
+    (1.5708) or degrees with a deg suffix (90deg).  AT is a time (0.5s) or samples.
 
     The default subtype FLOAT stores every value exactly, even beyond full
     scale; PCM subtypes clip such samples with a warning.

@@ -36,7 +36,7 @@ def _print_table(report: dict) -> None:
 
 
 def info_command(
-    files: Annotated[list[str], typer.Argument(help="Audio files (WAV, FLAC, OGG, raw PCM with --format), or - for stdin.")],
+    files: Annotated[list[str], typer.Argument(help="Audio files (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     json_out: Json = False,
     rate: RawRate = None,
     fmt: RawFormatOpt = None,

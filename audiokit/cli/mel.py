@@ -65,7 +65,7 @@ def mel_command(
 ) -> int:
     """Log-mel spectrogram: mel filter bank applied to |STFT|^2, in dB (or ln).
 
-    Defaults follow the article: HTK mel scale, triangles peaking at 1, 80
+    Defaults (docs/conventions.md): HTK mel scale, triangles peaking at 1, 80
     bands from 0 Hz to sr/2, periodic Hann, frames not centred.  For librosa's
     defaults use --mel-scale slaney --norm slaney --center --pad-mode constant.
     With neither -o nor --npy, writes <input>.mel.png beside the input.

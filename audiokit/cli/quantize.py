@@ -30,7 +30,7 @@ def options_from(params: Mapping[str, Any]) -> QuantizeOptions:
 
 
 def quantize_command(
-    file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, raw PCM with --format), or - for stdin.")],
+    file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     bits: Annotated[int, typer.Option("--bits", help=f"Bit depth B, {MIN_BITS}..{MAX_BITS}: step 2^-(B-1) of full scale.")],
     output: Annotated[
         Optional[str],

@@ -22,7 +22,7 @@ def options_from(params: Mapping[str, Any]) -> ResampleOptions:
 
 
 def resample_command(
-    file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, raw PCM with --format), or - for stdin.")],
+    file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     to: Annotated[str, typer.Option("--to", help="Target sample rate: 16000, 16k, 44.1kHz.")],
     output: Annotated[
         Optional[str],

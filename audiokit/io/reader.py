@@ -36,6 +36,8 @@ MAX_CHANNELS = 256
 FLOAT_SUBTYPES = frozenset({"FLOAT", "DOUBLE", "VORBIS", "OPUS"})
 _CONTAINER_MAGIC = (b"RIFF", b"RF64", b"BW64", b"fLaC", b"OggS", b"FORM")
 _STDIN_CHUNK_BYTES = 2**20  # read standard input 1 MiB at a time
+#: The containers libsndfile reads here, for messages (MP3 needs libsndfile >= 1.1).
+READABLE = "WAV, FLAC, OGG" + (", MP3" if "MP3" in sf.available_formats() else "")
 #: Samples per channel in one block read by the streaming commands (64 Ki: 256 KiB per float32 channel).
 BLOCK_SAMPLES = 1 << 16
 
@@ -370,9 +372,9 @@ def _open_validated(name, fh, raw, nonfinite, allow_empty, owned) -> AudioSource
     except (sf.LibsndfileError, RuntimeError, TypeError) as exc:
         if name == "-" and magic not in _CONTAINER_MAGIC:
             raise InputError(
-                "standard input is not WAV, FLAC or OGG; for raw PCM give --rate, --format and --channels", name
+                f"standard input is not {READABLE}; for raw PCM give --rate, --format and --channels", name
             ) from exc
-        reason = "not a recognised audio file (WAV, FLAC, OGG)"
+        reason = f"not a recognised audio file ({READABLE})"
         if magic in _CONTAINER_MAGIC:
             reason = f"unreadable or corrupt audio file ({_libsndfile_reason(exc)})"
         raise InputError(reason, name) from exc

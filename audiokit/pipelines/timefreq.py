@@ -162,6 +162,8 @@ def band_rows(options: TimeFreqOptions, plan: Any) -> tuple[slice, np.ndarray]:
     """Rows of the spectrogram kept by ``--fmin/--fmax`` (a slice of bins) and their centre frequencies (Hz)."""
     fmin = frequency_hz("--fmin", options.fmin) if options.fmin is not None else 0.0
     fmax = frequency_hz("--fmax", options.fmax) if options.fmax is not None else float(plan.freqs[-1])
+    if fmax > plan.sr / 2:  # as the mel bank refuses it: nothing lies above the Nyquist frequency
+        raise ParameterError(f"--fmax {fmax:g} Hz is above the Nyquist frequency sr/2 = {plan.sr / 2:g} Hz")
     rows = plan.bins_between(fmin, fmax)
     return rows, plan.freqs[rows]
 

@@ -13,6 +13,7 @@ import pytest
 import soundfile as sf
 
 import audiokit
+from audiokit.io.reader import READABLE
 from audiokit.io import reader as reader_module
 
 
@@ -81,7 +82,7 @@ BAD_INPUTS = {
     "missing": (make_missing, "no such file"),
     "directory": (make_directory, "is a directory, not an audio file"),
     "empty": (make_empty, "empty file (0 bytes)"),
-    "text": (make_text, "not a recognised audio file (WAV, FLAC, OGG)"),
+    "text": (make_text, f"not a recognised audio file ({READABLE})"),
     "zero-channels": (make_zero_channels, "header says 0 channels"),
     "5000-channels": (make_many_channels, "header says 5000 channels (more than 256); file is corrupt"),
     "rate-0": (make_rate_zero, "header says sample rate 0 Hz"),
@@ -141,7 +142,7 @@ def test_bad_input_subprocess(run, tmp_path, craft_wav, listing, case):
 def test_stdin_garbage_without_raw_flags(run):
     code, out, err = run("info", "-", stdin=b"\x13\x37 definitely not audio " * 50)
     assert (code, out) == (3, b"")
-    assert err == "error: -: standard input is not WAV, FLAC or OGG; for raw PCM give --rate, --format and --channels\n"
+    assert err == f"error: -: standard input is not {READABLE}; for raw PCM give --rate, --format and --channels\n"
 
 
 def test_stdin_empty(cli, monkeypatch):

@@ -88,3 +88,23 @@ def test_generating_a_few_samples_warns(cli, tmp_path):
 def test_hop_longer_than_the_window_warns(cli, wav, tmp_path):
     code, _, err = cli("spectrogram", wav, "--win", "10ms", "--hop", "25ms", "--npy", tmp_path / "s.npy")
     assert code == 0 and "--hop 400 samples is longer than the window (160 samples): 240 samples" in err
+
+
+def test_spectrogram_fmax_above_nyquist_is_refused_like_mel(cli, wav, tmp_path):
+    for command in ("spectrogram", "mel"):
+        code, _, err = cli(command, wav, "--fmax", "30k", "--npy", tmp_path / "x.npy")
+        assert code == 2 and "8000" in err, (command, err)
+
+
+def test_unknown_command_points_to_the_command_list(cli):
+    code, _, err = cli("spec")
+    assert code == 2 and "Did you mean" in err and err.endswith("(see 'audiokit --help')\n")
+
+
+def test_debug_does_not_ask_to_rerun_with_debug(cli, wav, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("something unexpected")
+
+    monkeypatch.setattr("audiokit.cli.info.info", broken)
+    code, _, err = cli("info", wav, "--debug")
+    assert code == 1 and "Traceback" in err and "rerun with --debug" not in err and "please report it" in err
