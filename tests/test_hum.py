@@ -249,3 +249,80 @@ def test_float_rounding_is_not_taken_for_a_line():
     t = np.arange(3 * SR) / SR
     x = 0.3 * np.sin(2 * np.pi * 440 * t) + 0.05 * np.sin(2 * np.pi * 50.02 * t)
     assert analyze_hum(x, sr=SR, freq=50).treated_harmonics == (1,)
+
+
+# ----------------------------------------------------------------------------- do no harm, wrong frequency (issue 14)
+
+
+def _state_with_rows(rows):
+    """An analysis state after detect() whose 1 s frame amplitudes are ``rows`` (K, M), all treated."""
+    from audiokit.dsp.hum.analysis import _AnalysisState
+
+    s = _AnalysisState.checked(SR, 1, 10 * SR, 50.0, None, DEFAULT_THRESHOLD_DB)
+    k, m = rows.shape
+    s.harmonics = np.arange(1, k + 1)
+    s.rate, s.length, s.hop = 200.0, 201, 50  # 1 s frames, hop 0.25 s
+    s.rot, s.weights = rows.astype(complex), np.ones((k, m))
+    s.choice = np.full(k, 2)  # 8 s spans
+    s.treated = np.ones((1, k), bool)
+    return s
+
+
+def test_do_no_harm_drops_a_line_that_the_other_frames_do_not_predict(rng):
+    from audiokit.dsp.hum.fit import do_no_harm
+
+    m = 40
+    steady = 0.01 * np.exp(0.3j) + 1e-4 * (rng.standard_normal(m) + 1j * rng.standard_normal(m))
+    wild = 0.01 * (rng.standard_normal(m) + 1j * rng.standard_normal(m))  # speech-like: no phase lock
+    s = _state_with_rows(np.stack([steady, wild, steady]))
+    do_no_harm(s)
+    assert s.treated.tolist() == [[True, False, True]]
+    assert s.harmless.tolist() == [[False, True, False]]
+    # without its fundamental or a low series, the channel is not hum at all
+    s = _state_with_rows(np.stack([wild, wild, steady]))
+    do_no_harm(s)
+    assert not s.treated.any() and s.harmless[0, :2].all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hum_40_db_under_the_programme_is_not_made_worse(seed):
+    rng = np.random.default_rng(seed)
+    n = 6 * SR
+    t = np.arange(n) / SR
+    # a programme with a held note whose partials sit 2-3 Hz from the lines
+    clean = programme(rng, n) + sum(0.02 / q * np.sin(2 * np.pi * q * 76.3 * t + q) for q in range(1, 8))
+    h, _ = hum(50.0, n, amp=1.0, harmonics=(1, 2, 3, 4, 5, 6))
+    h *= 10 ** (-40 / 20) * np.sqrt(np.mean(clean**2) / np.mean(h**2))
+    x = clean + h
+    assert sdr(clean, quiet(dehum, x, sr=SR, freq=50).output) >= sdr(clean, x)
+
+
+def test_a_freq_whose_window_misses_the_hum_removes_nothing_and_hints():
+    n = 4 * SR
+    clean = programme(np.random.default_rng(3), n)
+    h, _ = hum(50.0, n, amp=0.05)
+    for freq in (51, 49.4):
+        with pytest.warns(UserWarning, match=rf"no hum found near {freq:g} Hz.*a strong line at 50.0 Hz: try --freq 50"):
+            res = dehum(clean + h, sr=SR, freq=freq)
+        np.testing.assert_array_equal(res.output, clean + h)
+    with pytest.warns(UserWarning, match=r"no hum found near 60 Hz.*a strong line at 50.0 Hz: try --freq 50"):
+        res = dehum(clean + h, sr=SR, freq=60)
+    np.testing.assert_array_equal(res.output, clean + h)
+
+
+def test_hum_levels_match_the_truth_for_both_methods(rng):
+    n = 6 * SR
+    clean = programme(rng, n)
+    h, phase = hum(50.02, n, amp=0.05)
+    for method in ("subtract", "erase"):
+        res = dehum(clean + h, sr=SR, freq=50, method=method)
+        lv = res.levels
+        for k in range(1, 6):
+            truth = 20 * math.log10(0.05 / k)
+            assert lv.db("before")[0, k - 1] == pytest.approx(truth, abs=1.0)
+            assert lv.db("removed")[0, k - 1] == pytest.approx(truth, abs=1.0)
+            # the error left at the line (remaining + other removed) against (output - clean) on the true phase
+            err = hum_energy(res.output - clean, phase, [k]) / (n / 2)  # peak amplitude²
+            est = lv.remaining[0, k - 1] + lv.other_removed[0, k - 1]
+            assert 10 * math.log10(est / err) == pytest.approx(0, abs=6.0)
+        assert np.all(lv.remaining[0, 5:] >= lv.floor[0, 5:])  # untreated lines: at least their floor

@@ -156,7 +156,7 @@ from .analysis import (
     analyze_hum_blocks,
 )
 from .fit import REFINE_SPAN, SPANS
-from .meter import HumMeter
+from .meter import HumLevels, HumMeter, hum_levels
 from .model import FRAME_SECONDS, HOP_SECONDS, SHORT_FRAME_SECONDS, SHORT_HOP_SECONDS, HumAnalysis, PhaseSpline
 from .oneshot import DehumResult, dehum
 from .removal import ERASE_WINDOW_SECONDS, METHODS, HumEraser, HumRemover, HumSubtractor, Method
@@ -180,6 +180,7 @@ __all__ = [
     "DehumResult",
     "HumAnalysis",
     "HumEraser",
+    "HumLevels",
     "HumMeter",
     "HumRemover",
     "HumSubtractor",
@@ -188,4 +189,5 @@ __all__ = [
     "analyze_hum",
     "analyze_hum_blocks",
     "dehum",
+    "hum_levels",
 ]

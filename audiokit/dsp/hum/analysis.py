@@ -34,9 +34,10 @@ from numpy.typing import ArrayLike
 
 from ...errors import ParameterError
 from ...validate import check_int, check_real
-from .fit import SPANS, average_amplitudes, choose_spans, detect, refine_phase
+from .fit import SPANS, average_amplitudes, choose_spans, detect, do_no_harm, refine_phase
 from .model import FRAME_SECONDS, HOP_SECONDS, SHORT_FRAME_SECONDS, SHORT_HOP_SECONDS, HumAnalysis, PhaseSpline, power_db
 from .track import (
+    FUNDAMENTAL_STEP_HZ,
     PROBE_FRACTIONS,
     PROMINENCE_DB,
     Demodulator,
@@ -84,6 +85,8 @@ _MIN_SEARCH_HALF_WIDTH_HZ = 0.05  # the search window is at least ±0.05 Hz wide
 _FMAX_MARGIN_HZ = 5.0  # the long-term spectrum reaches this far above the highest harmonic (Hz)
 _MAX_TRACKED = 12  # at most this many harmonics (the most prominent) steer the drift search
 _SEARCH_WIDENING = 0.5  # the drift search reaches this fraction of the window's width beyond it
+_EDGE_STEPS = 2  # f0 this many search steps from the window's edge may be the flank of a line outside it
+_HINT_SCORE_DB = 20.0  # harmonic-sum score (dB) of a series at the other mains frequency worth a hint
 # warnings are raised in a step: stacklevel counts the step, analyze_hum_blocks, its caller
 # (analyze_hum, the CLI) and the caller's caller (user code calling analyze_hum)
 _STACKLEVEL = 4
@@ -225,11 +228,15 @@ def analyze_hum_blocks(
     if not _measurable(state) or not _estimate_f0(state, blocks):
         return state.empty()
     _track_drift(state, blocks)
+    if _tracked_outside(state):
+        _flank_warning(state)
+        return state.empty()
     _measure_lines(state, blocks)
     refine_phase(state)
     choose_spans(state)
     average_amplitudes(state)
     detect(state)
+    do_no_harm(state)
     return _result(state)
 
 
@@ -261,7 +268,10 @@ class _AnalysisState:
     nominal: float = 0.0  # Hz; the first window's until _estimate_f0 chooses
     search: tuple[float, float] = (0.0, 0.0)  # Hz
     # _estimate_f0
+    lts: np.ndarray = field(default_factory=_none)  # long-term power spectrum (channels summed)
+    lts_df: float = 1.0  # its bin spacing (Hz)
     f_ref: float = 0.0  # Hz
+    score: float = 0.0  # harmonic-sum score of f_ref (dB)
     prominence: np.ndarray = field(default_factory=_none)  # (K,) dB, long-term prominence of each harmonic
     harmonics: np.ndarray = field(default_factory=_none)  # (K,) 1..K
     decim: int = 1  # samples per decimated sample
@@ -291,9 +301,12 @@ class _AnalysisState:
     amplitudes: np.ndarray = field(default_factory=_none)  # (rows, M) complex
     power: np.ndarray = field(default_factory=_none)  # (rows,) mean |A|²
     noise: np.ndarray = field(default_factory=_none)  # (rows,) what the noise alone would give it
+    weights: np.ndarray = field(default_factory=_none)  # (rows, M) the robust weights of the 1 s average
     # detect
     snr_db: np.ndarray = field(default_factory=_none)  # (C, K)
     treated: np.ndarray = field(default_factory=_none)  # (C, K) bool
+    # do_no_harm
+    harmless: np.ndarray = field(default_factory=_none)  # (C, K) bool: detected, but treating it would not lower the line
 
     @classmethod
     def checked(
@@ -364,6 +377,7 @@ def _estimate_f0(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) 
     if not np.any(power > 0):
         warnings.warn("the signal is silent: no hum to remove", stacklevel=_STACKLEVEL)
         return False
+    s.lts, s.lts_df = power, lts.df
     best = None
     for nom, w_lo, w_hi in s.windows:
         k_w = s.highest_harmonic(w_hi)
@@ -371,9 +385,14 @@ def _estimate_f0(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) 
             continue
         f_w = min(sr / 2.0, k_w * w_hi + _FMAX_MARGIN_HZ)
         found = find_fundamental(power, lts.df, lo=w_lo, hi=w_hi, kmax=k_w, fmax=f_w)
+        if _line_outside(s, found[0], found[1], lo=w_lo, hi=w_hi, kmax=k_w):
+            continue  # the window holds only the flank of a line beyond its edge
         if best is None or found[1] > best[1][1]:
             best = ((nom, w_lo, w_hi, k_w), found)
-    (s.nominal, lo, hi, kmax), (s.f_ref, _, s.prominence) = best  # type: ignore[misc]
+    if best is None:
+        _flank_warning(s)
+        return False
+    (s.nominal, lo, hi, kmax), (s.f_ref, s.score, s.prominence) = best  # type: ignore[misc]
     s.search = (lo, hi)
     if s.harmonics_given and s.kmax_req > kmax:
         warnings.warn(
@@ -386,6 +405,54 @@ def _estimate_f0(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) 
     s.length = frame_length(FRAME_SECONDS, s.rate)
     s.hop = frame_hop(HOP_SECONDS, s.rate)
     return True
+
+
+def _line_outside(s: _AnalysisState, f0: float, score: float, *, lo: float, hi: float, kmax: int) -> bool:
+    """True when ``f0`` (Hz) sits at an edge of ``[lo, hi]`` only as the flank of a stronger series outside.
+
+    ``f0`` within :data:`_EDGE_STEPS` candidate steps of an edge (or
+    beyond it) and the search repeated over the window widened by its width
+    on each side finding a higher-scoring fundamental outside the window:
+    tracking the window would follow the flank of the line outside.
+    """
+    edge = _EDGE_STEPS * FUNDAMENTAL_STEP_HZ
+    if lo + edge < f0 < hi - edge:
+        return False
+    width = hi - lo
+    fmax = min(s.sr / 2.0, kmax * hi + _FMAX_MARGIN_HZ)
+    wide = find_fundamental(s.lts, s.lts_df, lo=max(lo - width, FUNDAMENTAL_STEP_HZ), hi=hi + width, kmax=kmax, fmax=fmax)
+    return not lo <= wide[0] <= hi and wide[1] > score
+
+
+def _flank_warning(s: _AnalysisState) -> None:
+    lo, hi = s.search
+    where = "near 50 or 60 Hz" if s.auto else f"near {s.nominal:g} Hz"
+    warnings.warn(
+        f"no hum found {where}: the search window {lo:g}..{hi:g} Hz (±{100 * NOMINAL_TOLERANCE:g} %) holds only "
+        f"the flank of lines outside it: nothing removed{_hint(s)}",
+        stacklevel=_STACKLEVEL + 1,
+    )
+
+
+def _hint(s: _AnalysisState) -> str:
+    """``"; a strong line at 50.0 Hz: try --freq 50"`` when another mains frequency shows hum, else ``""``."""
+    if s.auto or not s.lts.size:
+        return ""
+    best = None
+    for nominal in AUTO_NOMINALS:
+        lo, hi = _window(nominal)
+        if lo <= s.nominal <= hi:
+            continue
+        kmax = s.highest_harmonic(hi)
+        if kmax < 1:
+            continue
+        fmax = min(s.sr / 2.0, kmax * hi + _FMAX_MARGIN_HZ)
+        f0, score, _ = find_fundamental(s.lts, s.lts_df, lo=lo, hi=hi, kmax=kmax, fmax=fmax)
+        if score >= _HINT_SCORE_DB and (best is None or score > best[2]):
+            best = (nominal, f0, score)
+    if best is None:
+        return ""
+    return f"; a strong line at {best[1]:.1f} Hz: try --freq {best[0]:g}"
 
 
 def _framer(s: _AnalysisState) -> Framer:
@@ -427,6 +494,14 @@ def _track_drift(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) 
     if len(times) > 1:
         psi[1:] = np.cumsum(0.5 * (delta[1:] + delta[:-1]) * np.diff(times))
     s.times, s.psi = times, psi
+
+
+def _tracked_outside(s: _AnalysisState) -> bool:
+    """The drift track's mean frequency sits at an edge of the search window, on the flank of a series outside it."""
+    if len(s.times) < 2:
+        return False
+    mean_f0 = s.f_ref + (s.psi[-1] - s.psi[0]) / (s.times[-1] - s.times[0])
+    return _line_outside(s, mean_f0, s.score, lo=s.search[0], hi=s.search[1], kmax=len(s.harmonics))
 
 
 def _measure_lines(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) -> None:
@@ -476,10 +551,15 @@ def _result(s: _AnalysisState) -> HumAnalysis:
         amplitudes=s.amplitudes.reshape(channels, n_k, m), treated=s.treated,
         level_db=power_db(np.mean(np.abs(s.v) ** 2, axis=-1)), floor_db=power_db(np.mean(s.r, axis=-1)),
         snr_db=s.snr_db, span_s=np.asarray(SPANS)[s.choice].reshape(channels, n_k),
-        tracked=tuple(int(k) for k in s.tracked), threshold_db=s.threshold_db,
+        tracked=tuple(int(k) for k in s.tracked), threshold_db=s.threshold_db, dropped=s.harmless,
+        weights=s.weights.reshape(channels, n_k, m), noise=s.noise.reshape(channels, n_k),
     )
     if not analysis.found:
         where = "near 50 or 60 Hz" if s.auto else f"near {s.nominal:g} Hz"
-        warnings.warn(f"no hum found {where} (no harmonic {s.threshold_db:g} dB above its noise): nothing removed",
-                      stacklevel=_STACKLEVEL)
+        if s.harmless.any():
+            ks = ", ".join(str(int(k)) for k in s.harmonics[s.harmless.any(axis=0)])
+            why = f"harmonics {ks} stand out but do not behave like steady hum (removing them would not lower them)"
+        else:
+            why = f"no harmonic {s.threshold_db:g} dB above its noise"
+        warnings.warn(f"no hum found {where} ({why}): nothing removed{_hint(s)}", stacklevel=_STACKLEVEL)
     return analysis

@@ -26,7 +26,7 @@ from .track import hann_positive, odd
 if TYPE_CHECKING:
     from .analysis import _AnalysisState
 
-__all__ = ["REFINE_SPAN", "SPANS", "average_amplitudes", "choose_spans", "detect", "refine_phase"]
+__all__ = ["REFINE_SPAN", "SPANS", "average_amplitudes", "choose_spans", "detect", "do_no_harm", "refine_phase"]
 
 #: Candidate spans (s) of the amplitude average, chosen per harmonic.
 SPANS = (2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -44,6 +44,7 @@ _SPAN_TOLERANCE = 1.3  # a span this much worse than the best in cross-validatio
 _LOW_HARMONICS = 3  # hum shows its fundamental, or at least _MIN_SERIES harmonics with one among the first three
 _MIN_SERIES = 2
 _ROW_CHUNK = 16  # (channel, harmonic) rows processed together: bounds the temporaries
+_HARM_MIN_SPAN = 4.0  # s: the do-no-harm prediction spans at least this, so that frames beyond the overlap remain
 
 
 def _chunks(s: _AnalysisState) -> list[slice]:
@@ -145,6 +146,7 @@ def average_amplitudes(s: _AnalysisState) -> None:
                             max(1, int(round(s.hop * hop2_s / hop_s))))
     power, noise = np.zeros(rot.shape[0]), np.zeros(rot.shape[0])
     amps = np.zeros_like(rot)
+    weights = np.zeros(rot.shape)
     for c in _chunks(s):
         pick = s.choice[c]
         rows = np.arange(c.start, c.stop)
@@ -155,6 +157,7 @@ def average_amplitudes(s: _AnalysisState) -> None:
             kx = hann_kernel(span / hop_s)
             mean, w = robust_average(rot[sel], rr[sel], kx, rounds=_ROBUST_ROUNDS)
             amps[sel] = mean
+            weights[sel] = w
             if rot2.shape[-1] >= 2 and m >= 1:
                 kx2 = hann_kernel(span / hop2_s)
                 mean2, w2 = robust_average(rot2[sel], rr2[sel], kx2, rounds=_ROBUST_ROUNDS)
@@ -169,7 +172,7 @@ def average_amplitudes(s: _AnalysisState) -> None:
             var = convolve_frames(w**2 * rr[sel], kx**2)
             power[sel] = np.mean(mean.real**2 + mean.imag**2, axis=-1)
             noise[sel] = np.mean(kappa * var / np.maximum(den, tiny) ** 2, axis=-1)
-    s.amplitudes, s.power, s.noise = amps, power, noise
+    s.amplitudes, s.power, s.noise, s.weights = amps, power, noise, weights
 
 
 def detect(s: _AnalysisState) -> None:
@@ -180,7 +183,8 @@ def detect(s: _AnalysisState) -> None:
     ``snr_db >= threshold_db``, or ``threshold_db - 3 dB`` between two
     treated neighbours (:data:`_GAP_RELIEF_DB`); and only in a channel that
     shows its fundamental, or at least two treated harmonics of which one is
-    among the first three (a held note's partials can sit on ``k·f0`` far up).
+    among the first three (a held note's partials can sit on ``k·f0`` far up;
+    :func:`_plausible`).
     """
     tiny = np.finfo(float).tiny
     n_k = len(s.harmonics)
@@ -194,9 +198,56 @@ def detect(s: _AnalysisState) -> None:
         gap = np.zeros_like(treated)
         gap[:, 1:-1] = treated[:, :-2] & treated[:, 2:]
         treated |= gap & (snr >= s.threshold_db - _GAP_RELIEF_DB)
-    # a held note's partials can sit on k·f0: hum shows its fundamental, or at least two
-    # harmonics of which one is among the first three
-    low = treated[:, : min(_LOW_HARMONICS, n_k)].any(axis=1)
+    s.snr_db, s.treated = snr, _plausible(treated)
+
+
+def _plausible(treated: np.ndarray) -> np.ndarray:
+    """``treated`` (C, K) with the channels that do not look like hum cleared.
+
+    A held note's partials can sit on ``k·f0``: hum shows its fundamental, or
+    at least :data:`_MIN_SERIES` harmonics of which one is among the first
+    :data:`_LOW_HARMONICS`.
+    """
+    treated = treated.copy()
+    low = treated[:, : min(_LOW_HARMONICS, treated.shape[1])].any(axis=1)
     plausible = treated[:, 0] | ((treated.sum(axis=1) >= _MIN_SERIES) & low)
     treated[~plausible] = False
-    s.snr_db, s.treated = snr, treated
+    return treated
+
+
+def do_no_harm(s: _AnalysisState) -> None:
+    """Drop the treatment of a harmonic that would not lower the hum-coherent level at its line.
+
+    For every treated row the amplitude ``v[m]`` of each 1 s frame is
+    predicted from the frames that share no sample with it: ``p[m]``, the
+    robust weights ``w`` of the amplitude average under a Hann kernel over
+    the chosen span (at least :data:`_HARM_MIN_SPAN`).  The level at the
+    line before is ``Σ w·|v|²``, after subtracting the prediction
+    ``Σ w·|v - p|²`` (frames with a prediction).  A line that is really
+    hum -- steady, locked to the tracked phase -- is predicted by the other
+    frames and comes down; a line where the "hum" is speech, a note beside
+    it, or a phase track that follows something else is not, and
+    subtracting a model of it would only add that model's error.  Such a
+    harmonic is not treated; a channel left without a plausible series (see
+    :func:`detect`) is not treated at all.  Sets ``treated`` and
+    ``harmless`` (detected but dropped here), both (C, K).
+    """
+    n_k = len(s.harmonics)
+    treated = s.treated.reshape(-1).copy()
+    exclude = int(np.ceil(s.length / s.hop))  # frames closer than this share samples
+    rows = np.flatnonzero(treated)
+    if rows.size:
+        spans = np.maximum(np.asarray(SPANS)[s.choice[rows]], _HARM_MIN_SPAN)
+        for span in np.unique(spans):
+            sel = rows[spans == span]
+            y, w = s.rot[sel], s.weights[sel]
+            pred, den = kernel_smooth(y, w, hann_kernel(span / s.hop_s, exclude=exclude))
+            use = np.where(den > 0, w, 0.0)
+            before = np.sum(use * (y.real**2 + y.imag**2), axis=-1)
+            e = y - pred
+            after = np.sum(use * (e.real**2 + e.imag**2), axis=-1)
+            treated[sel] = after < before
+    treated = treated.reshape(s.channels, n_k)
+    kept = _plausible(treated)
+    s.harmless = s.treated & ~kept
+    s.treated = kept

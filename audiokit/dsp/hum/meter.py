@@ -1,13 +1,16 @@
-"""Measure the lines of an analysis in another signal (typically the output): :class:`HumMeter`."""
+"""Measure the lines of an analysis in another signal (typically the output): :class:`HumMeter`, :func:`hum_levels`."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from .model import FRAME_SECONDS, HOP_SECONDS, HumAnalysis, check_block, power_db
+from .smoothing import hann_kernel, kernel_smooth
 from .track import Demodulator, Framer, decimation_factor, frame_geometry, frame_hop, frame_length, n_decimated
 
-__all__ = ["HumMeter"]
+__all__ = ["HumLevels", "HumMeter", "hum_levels"]
 
 
 class HumMeter:
@@ -23,14 +26,16 @@ class HumMeter:
     the analysis' pass 3: ``v_k[m] = norm_m·Σ_j G_mj d_k[j]`` (peak amplitude
     of the line in frame ``m``); ``finish()`` returns
     ``10·log10(mean_m |v_k[m]|²)`` per channel and harmonic (dB re full-scale
-    sine), comparable with :attr:`HumAnalysis.level_db`.  Feed exactly
-    ``analysis.n_samples`` samples.
+    sine), comparable with :attr:`HumAnalysis.level_db`; :meth:`coherent`
+    the hum-locked part of the same frames (their average over the span the
+    analysis chose).  Feed exactly ``analysis.n_samples`` samples.
     """
 
     def __init__(self, analysis: HumAnalysis):
         a = self.analysis = analysis
         self._power = np.zeros((a.channels, len(a.harmonics)))
         self._count = 0
+        self._frames = np.zeros((a.channels, len(a.harmonics), len(a.times)), complex)
         if len(a.harmonics) == 0:
             self._dem = None
             return
@@ -53,7 +58,105 @@ class HumMeter:
             v = (data * g).astype(np.complex128).sum(axis=-1) * norm
             self._power += np.sum(v.real**2 + v.imag**2, axis=-1)
             self._count += frames.size
+            if frames.max() < self._frames.shape[-1]:
+                self._frames[:, :, frames] = v
 
     def finish(self) -> np.ndarray:
         """Levels, shape ``(channels, K)``, in dB re full-scale sine (``-inf`` for an exact zero)."""
         return power_db(self._power / max(self._count, 1))
+
+    @property
+    def frames(self) -> np.ndarray:
+        """The frame amplitudes ``v_k[m]``, shape ``(channels, K, M)``, complex."""
+        return self._frames
+
+    def coherent(self) -> np.ndarray:
+        """The hum-locked amplitude of every line per frame, shape ``(channels, K, M)``, complex.
+
+        ``Σ_l ker_l w v[m-l] / Σ_l ker_l w``: the frame amplitudes averaged
+        over the span the analysis chose for that harmonic (Hann kernel)
+        with the analysis' robust weights ``w`` -- the statistic the
+        analysis fitted the hum with, applied to this signal.  Linear in the
+        signal: the average of ``x - y`` is the average of ``x`` minus that of ``y``.
+        """
+        a = self.analysis
+        out = np.zeros_like(self._frames)
+        if not self._frames.size:
+            return out
+        hop_s = float(np.median(np.diff(a.times))) if len(a.times) > 1 else HOP_SECONDS
+        weights = a.weights if a.weights is not None else np.ones(self._frames.shape)
+        for c in range(a.channels):
+            for i in range(len(a.harmonics)):
+                ker = hann_kernel(float(a.span_s[c, i]) / hop_s)
+                out[c, i], _ = kernel_smooth(self._frames[c, i][None], weights[c, i][None], ker)
+        return out
+
+
+@dataclass(frozen=True)
+class HumLevels:
+    """Hum-coherent power per channel and harmonic, before and after removal (peak amplitude², re full-scale sine).
+
+    ``ā[m]`` is the hum-locked average of the 1 s frame amplitudes at a line
+    (:meth:`HumMeter.coherent`: the statistic the analysis fitted the hum
+    with); ``P(z) = mean_m |ā_z[m]|²`` for a signal ``z``.  The same
+    statistic for ``subtract`` and ``erase``.
+
+    Attributes
+    ----------
+    before : np.ndarray, shape (channels, K)
+        ``max(P(input) - floor, 0)``: the hum in the input.
+    removed : np.ndarray, shape (channels, K)
+        ``P(input - output)``: the hum-locked part of what was removed.
+    remaining : np.ndarray, shape (channels, K)
+        ``max(P(output), floor)``: the hum-locked part of the output, never
+        below ``floor`` -- a subtracted model is off by its own estimation
+        error, whose expected power is the floor, and what lies under it
+        cannot be told apart from the signal's own content at the line.
+    other_removed : np.ndarray, shape (channels, K)
+        ``mean_m |v[m] - ā[m]|²`` of ``input - output``: what was removed at
+        the line that is not locked to the mains (the signal's own content:
+        large for ``erase``, which zeroes the bins).
+    floor : np.ndarray, shape (channels, K)
+        What the signal's own content at the line gives ``P`` with no hum
+        at all (the noise variance of the analysis' average).
+    """
+
+    before: np.ndarray
+    removed: np.ndarray
+    remaining: np.ndarray
+    other_removed: np.ndarray
+    floor: np.ndarray
+
+    def db(self, name: str) -> np.ndarray:
+        """``10·log10`` of a field (``-inf`` for 0), shape (channels, K)."""
+        return power_db(getattr(self, name))
+
+    def total_db(self, name: str) -> np.ndarray:
+        """``10·log10`` of a field summed over the harmonics, shape (channels,)."""
+        return power_db(np.sum(getattr(self, name), axis=-1))
+
+
+def hum_levels(analysis: HumAnalysis, output: HumMeter, removed: HumMeter) -> HumLevels:
+    """The hum-coherent levels before and after removal, from meters fed the output and what was removed.
+
+    Parameters
+    ----------
+    analysis : HumAnalysis
+    output, removed : HumMeter
+        Meters of ``analysis`` fed the output and ``input - output``.
+
+    Returns
+    -------
+    HumLevels
+    """
+    out, rem = output.coherent(), removed.coherent()
+    shape = out.shape[:2]
+    floor = np.asarray(analysis.noise, float) if analysis.noise is not None else np.zeros(shape)
+
+    def power(avg: np.ndarray) -> np.ndarray:
+        return np.mean(avg.real**2 + avg.imag**2, axis=-1) if avg.shape[-1] else np.zeros(shape)
+
+    return HumLevels(
+        before=np.maximum(power(out + rem) - floor, 0.0), removed=power(rem), remaining=np.maximum(power(out), floor),
+        other_removed=power(removed.frames - rem), floor=floor,
+    )

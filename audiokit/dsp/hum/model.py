@@ -131,6 +131,18 @@ class HumAnalysis:
         Harmonics that steered the drift search.
     threshold_db : float
         Detection threshold used (dB).
+    dropped : np.ndarray, shape (channels, K), bool
+        Harmonics that passed the detection but are not treated because a
+        prediction from the rest of the signal does not lower their line
+        (do no harm, :func:`~audiokit.dsp.hum.fit.do_no_harm`); all False
+        when not given.
+    weights : np.ndarray, shape (channels, K, M), or None
+        The robust weights of each harmonic's amplitude average over the 1 s
+        frames (None: uniform), used by :meth:`~audiokit.dsp.hum.HumMeter.coherent`.
+    noise : np.ndarray, shape (channels, K), or None
+        Variance of that average that the floor beside the line alone would
+        give (peak amplitude²): the detection's noise and the floor of the
+        hum levels (:class:`~audiokit.dsp.hum.HumLevels`).
     """
 
     sr: int
@@ -151,10 +163,15 @@ class HumAnalysis:
     span_s: np.ndarray
     tracked: tuple[int, ...]
     threshold_db: float
+    dropped: np.ndarray | None = None
+    weights: np.ndarray | None = None
+    noise: np.ndarray | None = None
     _spline: PhaseSpline = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_spline", PhaseSpline(self.times, self.psi))
+        if self.dropped is None:
+            object.__setattr__(self, "dropped", np.zeros(self.treated.shape, bool))
 
     @classmethod
     def empty(

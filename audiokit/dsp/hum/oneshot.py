@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .analysis import BLOCK_SIZE, DEFAULT_THRESHOLD_DB, analyze_hum, as_2d
-from .meter import HumMeter
+from .meter import HumLevels, HumMeter, hum_levels
 from .model import HumAnalysis
 from .removal import HumRemover, Method, check_method
 
@@ -28,6 +28,10 @@ class DehumResult:
     after_db : np.ndarray, shape (channels, K)
         Level of each line in ``output`` (:class:`~audiokit.dsp.hum.HumMeter`), dB re full-scale sine.
     method : str
+    levels : HumLevels
+        Hum-coherent power before, removed and remaining per channel and
+        harmonic (:func:`~audiokit.dsp.hum.hum_levels`): the same statistic
+        for both methods.
     """
 
     output: np.ndarray
@@ -35,6 +39,7 @@ class DehumResult:
     analysis: HumAnalysis
     after_db: np.ndarray
     method: str
+    levels: HumLevels
 
 
 def dehum(
@@ -81,7 +86,7 @@ def dehum(
     -------
     DehumResult
         ``output`` and ``residual = x - output`` shaped like ``x`` (float64),
-        the analysis and the line levels of the output.
+        the analysis, the line levels of the output and the hum levels.
 
     Raises
     ------
@@ -109,9 +114,11 @@ def dehum(
         residual = np.concatenate([removed for _, removed in pairs], axis=1)
     else:
         y, residual = np.zeros((x2.shape[0], 0)), np.zeros((x2.shape[0], 0))
-    meter = HumMeter(analysis)
+    meter, removed = HumMeter(analysis), HumMeter(analysis)
     meter.push(y)
+    removed.push(residual)
     after = meter.finish()
+    levels = hum_levels(analysis, meter, removed)
     if squeeze:
         y, residual = y[0], residual[0]
-    return DehumResult(output=y, residual=residual, analysis=analysis, after_db=after, method=method)
+    return DehumResult(output=y, residual=residual, analysis=analysis, after_db=after, method=method, levels=levels)
