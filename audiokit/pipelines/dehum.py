@@ -18,6 +18,14 @@ Conventions (also in README "audiokit dehum")
 * Beyond full scale: :mod:`audiokit.pipelines.fullscale`.
 * Levels are dB re a full-scale sine (peak amplitude 1.0 = 0 dB), read with
   1 s frames at each line; ``null`` in JSON stands for ``-inf``.
+* The hum estimates (``hum`` and the per-harmonic ``hum_*_db``) are the
+  hum-coherent power at every line considered (:class:`~audiokit.dsp.hum.HumLevels`):
+  the 1 s frame amplitudes averaged over the analysis' span with its
+  weights, in the input (``before``, the floor taken off), in what was
+  removed (``removed``), in the output (``remaining``, never below the
+  ``floor``), and what was removed at the lines that is not locked to the
+  mains (``other_removed``: the signal ``erase`` cuts).  The same statistic
+  for both methods.  With no hum found, ``f0_hz`` (and its range) is ``null``.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dsp.hum import DEFAULT_THRESHOLD_DB, METHODS, HumAnalysis, HumMeter, HumRemover, analyze_hum_blocks
+from ..dsp.hum import DEFAULT_THRESHOLD_DB, METHODS, HumAnalysis, HumLevels, HumMeter, HumRemover, analyze_hum_blocks, hum_levels
 from ..dsp.levels import dbfs
 from ..dsp.resample import measure_overshoot
 from ..errors import ParameterError
@@ -86,7 +94,7 @@ def parse_freq(text: str) -> float | None:
 def _total_db(levels: np.ndarray, mask: np.ndarray) -> list[float | None]:
     """Total power of the masked harmonics per channel, in dB (None when nothing is masked)."""
     out: list[float | None] = []
-    for lv, m in zip(levels, mask):
+    for lv, m in zip(levels, mask, strict=True):
         if not m.any():
             out.append(None)
             continue
@@ -99,21 +107,36 @@ def _levels(values: np.ndarray) -> list[float | None]:
     return [finite_or_none(v, _DB_DIGITS) for v in values]
 
 
+def _hum_totals(levels: HumLevels) -> dict[str, list[float | None]]:
+    """Per channel, summed over the harmonics considered: the ``hum`` object of the report (dB)."""
+    names = ("before", "removed", "remaining", "other_removed", "floor")
+    return {f"{name}_db": _levels(levels.total_db(name)) for name in names}
+
+
 def build_report(analysis: HumAnalysis, after_db: np.ndarray, *, source: AudioSource, target: str,
-                 residual: str | None, method: str, remover: HumRemover, gain: float, peak: float) -> dict[str, Any]:
+                 residual: str | None, method: str, remover: HumRemover, gain: float, peak: float,
+                 levels: HumLevels) -> dict[str, Any]:
     """The ``--json`` object (see the README for its fields)."""
     a = analysis
-    track = a.f0_track if a.times.size else np.zeros(0)
+    found = a.found
+    track = a.f0_track if a.times.size and found else np.zeros(0)
+    dropped = a.dropped if a.dropped is not None else np.zeros(a.treated.shape, bool)
     harmonics = [
         {
             "k": int(k),
             "freq_hz": round(float(k) * a.f0, _HZ_DIGITS),
             "treated": [bool(t) for t in a.treated[:, i]],
+            "dropped": [bool(t) for t in dropped[:, i]],
             "level_db": _levels(a.level_db[:, i]),
             "after_db": _levels(after_db[:, i]),
             "floor_db": _levels(a.floor_db[:, i]),
             "snr_db": _levels(a.snr_db[:, i]),
             "span_s": [float(v) for v in a.span_s[:, i]],
+            "hum_before_db": _levels(levels.db("before")[:, i]),
+            "hum_removed_db": _levels(levels.db("removed")[:, i]),
+            "hum_remaining_db": _levels(levels.db("remaining")[:, i]),
+            "other_removed_db": _levels(levels.db("other_removed")[:, i]),
+            "hum_floor_db": _levels(levels.db("floor")[:, i]),
         }
         for i, k in enumerate(a.harmonics)
     ]
@@ -129,15 +152,17 @@ def build_report(analysis: HumAnalysis, after_db: np.ndarray, *, source: AudioSo
         "nominal_hz": a.nominal,
         "auto": a.auto,
         "search_hz": [round(a.search[0], _HZ_DIGITS), round(a.search[1], _HZ_DIGITS)],
-        "found": a.found,
-        "f0_hz": round(a.f0, _HZ_DIGITS) if a.times.size else None,
+        "found": found,
+        "f0_hz": round(a.f0, _HZ_DIGITS) if a.times.size and found else None,
         "f0_min_hz": round(float(track.min()), _HZ_DIGITS) if track.size else None,
         "f0_max_hz": round(float(track.max()), _HZ_DIGITS) if track.size else None,
         "threshold_db": a.threshold_db,
         "harmonics_considered": len(a.harmonics),
         "treated": list(a.treated_harmonics),
+        "dropped": [int(k) for k in a.harmonics[dropped.any(axis=0)]] if len(a.harmonics) else [],
         "tracked": list(a.tracked),
         "hum_db": {"before": _total_db(a.level_db, a.treated), "after": _total_db(after_db, a.treated)},
+        "hum": _hum_totals(levels),
         "harmonics": harmonics,
         "gain_db": round(dbfs(gain), _DB_DIGITS),
         "peak_dbfs": finite_or_none(dbfs(peak), _DB_DIGITS),
@@ -147,21 +172,28 @@ def build_report(analysis: HumAnalysis, after_db: np.ndarray, *, source: AudioSo
     return out
 
 
-def summary(analysis: HumAnalysis, after_db: np.ndarray) -> str:
-    """One line: f0 and its range, harmonics treated, total level before -> after per channel."""
+def _db_text(value: float | None) -> str:
+    return "-inf" if value is None else f"{value:.1f}"
+
+
+def summary(analysis: HumAnalysis, levels: HumLevels) -> str:
+    """One line: f0 and its range, harmonics treated, the hum before -> remaining per channel (no f0 when none found)."""
     a = analysis
+    where = "near 50 or 60 Hz" if a.auto else f"near {a.nominal:g} Hz"
     if not len(a.harmonics):
-        return "hum: not measured"
+        return f"hum: not measured {where}: output = input"
+    if not a.found:
+        why = f"no harmonic {a.threshold_db:g} dB above its noise that removal would lower"
+        return f"hum: none found {where} ({why}): output = input"
     track = a.f0_track
     head = f"hum: f0 {a.f0:.3f} Hz ({track.min():.3f}..{track.max():.3f} Hz)"
-    if not a.found:
-        return f"{head}; no harmonic {a.threshold_db:g} dB above its noise: output = input"
-    before, after = _total_db(a.level_db, a.treated), _total_db(after_db, a.treated)
-    levels = ", ".join(
-        f"{'-inf' if b is None else f'{b:.1f}'} -> {'-inf' if f is None else f'{f:.1f}'} dB" for b, f in zip(before, after)
+    totals = _hum_totals(levels)
+    per_channel = ", ".join(
+        f"{_db_text(b)} -> {_db_text(r)} dB" + (f" (other removed {_db_text(o)} dB)" if o is not None else "")
+        for b, r, o in zip(totals["before_db"], totals["remaining_db"], totals["other_removed_db"], strict=True)
     )
     ks = a.treated_harmonics
-    return f"{head}; treated {len(ks)} of {len(a.harmonics)} harmonics ({_ranges(ks)}); level {levels}"
+    return f"{head}; treated {len(ks)} of {len(a.harmonics)} harmonics ({_ranges(ks)}); hum {per_channel}"
 
 
 def _ranges(ks: tuple[int, ...]) -> str:
@@ -208,8 +240,11 @@ def _check_outputs(path: str, target: str, residual: str | None, subtype: str) -
             audio_container(out, subtype)
 
 
+_DEFAULT_INPUTS = InputOptions()
+
+
 def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptions(), *, residual: str | None = None,
-               inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT) -> DehumResult:
+               inputs: InputOptions = _DEFAULT_INPUTS, reporter: Reporter = SILENT) -> DehumResult:
     """Remove the hum of ``path`` into ``output`` (default ``<stem>.dehum.wav``; ``-``: stdout)."""
     if options.method not in METHODS:
         raise ParameterError(f"--method: unknown method {options.method!r} (allowed: {', '.join(METHODS)})")
@@ -252,21 +287,23 @@ def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptio
                     reporter.info(f"{target}: output peak {dbfs(peak):+.2f} dBFS; --normalize applies {dbfs(guard.gain):.2f} dB")
                 else:
                     reporter.info(f"{target}: output peak {dbfs(peak):+.2f} dBFS is within full scale; no gain applied")
-            meter = HumMeter(analysis)
+            meter, removed_meter = HumMeter(analysis), HumMeter(analysis)
             spec = {"sr": source.sr, "channels": source.channels, "subtype": kind, "expected_samples": source.n_samples}
             with outputs_together(), contextlib.ExitStack() as stack:
                 writer = stack.enter_context(WavWriter(target, **spec))
                 res_writer = stack.enter_context(WavWriter(residual, **spec)) if residual is not None else None
                 for y, removed in removal():
                     meter.push(y)
+                    removed_meter.push(removed)
                     writer.write(guard(y))
                     if res_writer is not None:
                         res_writer.write(removed)
                     advance(y.shape[1])
     after = meter.finish()
+    levels = hum_levels(analysis, meter, removed_meter)
     message = guard.warning(target, "the output")
     if message:
         warnings.warn(message, stacklevel=2)
     report = build_report(analysis, after, source=source, target=target, residual=residual, method=options.method,
-                          remover=remover, gain=guard.gain, peak=guard.peak)
-    return DehumResult(output=target, residual=residual, report=report, summary=summary(analysis, after))
+                          remover=remover, gain=guard.gain, peak=guard.peak, levels=levels)
+    return DehumResult(output=target, residual=residual, report=report, summary=summary(analysis, levels))

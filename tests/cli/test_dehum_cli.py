@@ -98,13 +98,76 @@ def test_json_report(cli, rec, tmp_path):
     assert report["f0_min_hz"] <= report["f0_hz"] <= report["f0_max_hz"]
     assert (report["harmonics_considered"], report["treated"]) == (8, [1, 2, 3, 4, 5])
     first = report["harmonics"][0]
-    assert set(first) == {"k", "freq_hz", "treated", "level_db", "after_db", "floor_db", "snr_db", "span_s"}
+    # issue 14 added the hum estimates (hum_*_db, other_removed_db) and "dropped" (do no harm) per harmonic
+    assert set(first) == {"k", "freq_hz", "treated", "level_db", "after_db", "floor_db", "snr_db", "span_s", "dropped",
+                          "hum_before_db", "hum_removed_db", "hum_remaining_db", "other_removed_db", "hum_floor_db"}
     assert first["k"] == 1 and first["treated"] == [True]
     assert first["level_db"][0] == pytest.approx(20 * math.log10(0.08), abs=0.2)
     assert first["after_db"][0] < first["level_db"][0] - 20
     assert report["harmonics"][6]["treated"] == [False]
     assert report["hum_db"]["after"][0] < report["hum_db"]["before"][0] - 20
     assert report["sr"] == SR and report["channels"] == 1 and report["gain_db"] == 0.0
+    assert set(report["hum"]) == {"before_db", "removed_db", "remaining_db", "other_removed_db", "floor_db"}
+    assert report["dropped"] == []
+
+
+@pytest.mark.parametrize("method", ["subtract", "erase"])
+def test_report_estimates_the_hum_removed_and_remaining_against_the_truth(cli, tmp_path, rng, method):
+    x, clean = hummed(rng, seconds=6.0)
+    src = write(tmp_path / "rec.wav", x)
+    code, out, err = cli("dehum", src, "--json", "--freq", "50", "--method", method, "-o", tmp_path / "o.wav")
+    assert code == 0, err
+    report = json.loads(out)
+    y = sf.read(tmp_path / "o.wav", dtype="float64")[0]
+    for k in range(1, 6):
+        h = report["harmonics"][k - 1]
+        truth = 20 * math.log10(0.08 / k)  # peak amplitude of the k-th harmonic
+        assert h["hum_before_db"][0] == pytest.approx(truth, abs=1.0)
+        assert h["hum_removed_db"][0] == pytest.approx(truth, abs=1.0)
+        # what is left at the line, hum-locked or not: remaining + other removed, vs (output - clean) at k·f0
+        t = np.arange(len(y)) / SR
+        basis = np.stack([np.cos(2 * np.pi * k * 50.02 * t), np.sin(2 * np.pi * k * 50.02 * t)], 1)
+        coef, *_ = np.linalg.lstsq(basis, y - clean[0], rcond=None)
+        est = 10 * math.log10(10 ** (h["hum_remaining_db"][0] / 10) + 10 ** ((h["other_removed_db"][0] or -300) / 10))
+        assert est > 10 * math.log10(np.sum(coef**2)) - 3  # an upper estimate of the error at the line
+        assert h["hum_remaining_db"][0] < truth - 25
+    total = report["hum"]
+    assert total["before_db"][0] == pytest.approx(10 * math.log10(sum((0.08 / k) ** 2 for k in range(1, 6))), abs=1.0)
+    assert total["remaining_db"][0] < total["before_db"][0] - 25
+    if method == "erase":  # erase also cuts the programme's own content at the lines
+        assert total["other_removed_db"][0] > total["remaining_db"][0]
+    assert "hum: f0 50.02" in err and " -> " in err
+
+
+def test_no_hum_reports_no_f0(cli, tmp_path, rng):
+    _, clean = hummed(rng)
+    src = write(tmp_path / "clean.wav", clean)
+    code, out, err = cli("dehum", src, "--json", "--freq", "50", "-o", tmp_path / "o.wav")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["found"] is False and report["treated"] == []
+    assert (report["f0_hz"], report["f0_min_hz"], report["f0_max_hz"]) == (None, None, None)
+    assert "f0" not in err and "hum: none found near 50 Hz" in err and "output = input" in err
+    np.testing.assert_array_equal(sf.read(tmp_path / "o.wav", dtype="float32")[0], clean[0].astype(np.float32))
+
+
+def test_a_wrong_freq_outside_the_window_does_no_harm_and_says_so(cli, tmp_path, rng):
+    x, clean = hummed(rng, f0=50.0)
+    src = write(tmp_path / "rec.wav", x)
+    code, out, err = cli("dehum", src, "--json", "--freq", "51", "-o", tmp_path / "o.wav")
+    assert code == 0, err
+    assert "no hum found near 51 Hz" in err and "a strong line at 50.0 Hz: try --freq 50" in err
+    np.testing.assert_array_equal(sf.read(tmp_path / "o.wav", dtype="float32")[0], x[0].astype(np.float32))
+    assert json.loads(out)["f0_hz"] is None
+
+
+def test_the_other_mains_frequency_is_hinted(cli, tmp_path, rng):
+    x, _ = hummed(rng, f0=50.0)
+    src = write(tmp_path / "rec.wav", x)
+    code, _, err = cli("dehum", src, "--freq", "60", "-o", tmp_path / "o.wav")
+    assert code == 0, err
+    assert "no hum found near 60 Hz" in err and "a strong line at 50.0 Hz: try --freq 50" in err
+    np.testing.assert_array_equal(sf.read(tmp_path / "o.wav", dtype="float32")[0], x[0].astype(np.float32))
 
 
 def test_residual_is_input_minus_output(cli, tmp_path, rng):
