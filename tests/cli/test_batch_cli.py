@@ -101,3 +101,11 @@ def test_library_call_without_the_cli(clip, tmp_path):
                                    out=str(tmp_path / "o"), jobs=1))
     assert (stats.ok, stats.failed, stats.exit_code) == (1, 0, 0)
     assert sf.info(tmp_path / "o" / "clip.8k.wav").samplerate == 8000
+
+
+def test_scheduler_without_dask_names_the_extra(cli, clip, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if dask.distributed were not installed
+    code, _, err = cli("batch", "info", clip, "--out", tmp_path / "o", "--scheduler", "tcp://127.0.0.1:9")
+    assert code == 2 and "pip install 'audiokit[cluster]'" in err
