@@ -137,3 +137,17 @@ def test_fftw_backend_imports_no_pyfftw_interfaces_nor_scipy_fft():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "8.0"
+
+
+def test_version_read_from_dist_info_equals_importlib_metadata():
+    import importlib.metadata
+
+    import audiokit
+
+    found = audiokit._dist_info_version()
+    try:
+        expected = importlib.metadata.version("audiokit")
+    except importlib.metadata.PackageNotFoundError:
+        expected = None
+    assert found in (expected, None)  # None: not a plain dist-info, importlib.metadata answers
+    assert audiokit.__version__ == (expected or "0.1.0")
