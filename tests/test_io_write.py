@@ -295,3 +295,17 @@ def test_interrupt_while_opening_leaves_nothing(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         audiokit.write(tmp_path / "out.wav", np.zeros((1, 10)), 8000)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("subtype", ["FLOAT", "DOUBLE"])
+def test_float_wavs_are_reproducible_bytes(tmp_path, subtype):
+    import time
+
+    x = np.linspace(-1, 1, 1000)[None]
+    writer_module.write(tmp_path / "a.wav", x, 8000, subtype=subtype)
+    time.sleep(1.05)  # libsndfile's PEAK chunk would hold a different second now
+    writer_module.write(tmp_path / "b.wav", x, 8000, subtype=subtype)
+    a = (tmp_path / "a.wav").read_bytes()
+    assert a == (tmp_path / "b.wav").read_bytes() and b"PEAK" not in a
+    stored = x.astype(np.float32 if subtype == "FLOAT" else np.float64)
+    np.testing.assert_array_equal(sf.read(tmp_path / "a.wav", dtype="float64", always_2d=True)[0].T, stored)

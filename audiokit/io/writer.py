@@ -133,6 +133,8 @@ class WavWriter:
         tmp: Path = self._stack.enter_context(atomic_output(self.path, suffix=".flac" if self._format == "FLAC" else ".wav"))
         try:
             self._sf = sf.SoundFile(tmp, "w", samplerate=self.sr, channels=self.channels, subtype=self.subtype, format=self._format)
+            if SUBTYPE_BITS[self.subtype] is None:
+                _no_peak_chunk(self._sf)
         except BaseException as exc:
             # Leave the atomic block *with* the exception: a plain close() would
             # os.replace the empty temp file onto the destination.
@@ -227,6 +229,18 @@ def write(path, samples: np.ndarray, sr: int, *, subtype: str = DEFAULT_SUBTYPE)
     with WavWriter(path, sr=sr, channels=samples.shape[0], subtype=subtype, expected_samples=samples.shape[1]) as out:
         out.write(samples)
     return out.clipped
+
+
+#: libsndfile's command that turns off the PEAK chunk of float files (sndfile.h: SFC_SET_ADD_PEAK_CHUNK).
+_SFC_SET_ADD_PEAK_CHUNK = 0x1050
+
+
+def _no_peak_chunk(handle: sf.SoundFile) -> None:
+    """Write float WAVs without libsndfile's PEAK chunk: it stamps the wall-clock second into the file, so two
+    runs of the same command would differ (batch outputs must be byte-identical to the single-file command's)."""
+    from soundfile import _ffi, _snd
+
+    _snd.sf_command(handle._file, _SFC_SET_ADD_PEAK_CHUNK, _ffi.NULL, 0)
 
 
 def _stdout_is_a_stream() -> bool:

@@ -17,18 +17,6 @@ OPTIONS = {
 }
 
 
-def without_peak_time(data: bytes) -> bytes:
-    """WAV bytes with the time stamp of libsndfile's ``PEAK`` chunk (FLOAT/DOUBLE files) zeroed.
-
-    libsndfile writes the wall-clock second into that chunk, so two runs of the
-    single-file command itself differ there; every other byte must be equal.
-    """
-    at = data.find(b"PEAK", 12, 512)
-    if data[:4] != b"RIFF" or at < 0:
-        return data
-    return data[: at + 12] + b"\0\0\0\0" + data[at + 16 :]
-
-
 def reference_outputs(cli, command: str, corpus: Path, ref: Path) -> dict[str, object]:
     """Run the single-file ``command`` on every audio file of ``corpus``; return ``{relative output: bytes or dict}``.
 
@@ -56,7 +44,7 @@ def reference_outputs(cli, command: str, corpus: Path, ref: Path) -> dict[str, o
         code, out, err = cli(*args)
         assert code == 0, err
         for name in names:
-            found[name] = without_peak_time((ref / name).read_bytes())
+            found[name] = (ref / name).read_bytes()
     return found
 
 
@@ -68,4 +56,4 @@ def batch_outputs(command: str, out: Path, expected: dict[str, object]) -> dict[
             report = json.loads(line)
             reports[report.pop("id")] = report
         return reports
-    return {name: without_peak_time((out / name).read_bytes()) for name in expected if (out / name).exists()}
+    return {name: (out / name).read_bytes() for name in expected if (out / name).exists()}
