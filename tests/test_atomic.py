@@ -254,13 +254,13 @@ def test_stale_temps_of_dead_processes_are_removed_when_the_output_is_written_ag
     dead_pid = int(dead.stdout)
     stale = tmp_path / f".x.npy.audiokit-tmp-{dead_pid}-abcd1234.npy"
     alive = tmp_path / f".x.npy.audiokit-tmp-{os.getppid()}-abcd1234.npy"  # our parent is alive
-    other = tmp_path / f".y.npy.audiokit-tmp-{dead_pid}-abcd1234.npy"  # another output's
+    other = tmp_path / f".y.npy.audiokit-tmp-{dead_pid}-abcd1234.npy"  # another output's, same folder
     foreign = tmp_path / ".x.npy.someone-elses.tmp"
     for path in (stale, alive, other, foreign):
         path.write_bytes(b"partial")
     write_bytes_atomic(tmp_path / "x.npy", b"done")
-    assert not stale.exists()
-    assert alive.exists() and other.exists() and foreign.exists()
+    assert not stale.exists() and not other.exists()  # ours, of a dead process: gone
+    assert alive.exists() and foreign.exists()
 
 
 def test_check_distinct_names_both_options(tmp_path):

@@ -172,25 +172,33 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temps(folder: Path, name: str) -> list[Path]:
-    """Remove audiokit temp files of ``name`` in ``folder`` whose writing process is dead; return them."""
+def remove_stale_temps(folder: Path) -> list[Path]:
+    """Remove audiokit temp files in ``folder`` whose writing process is dead (once per folder and process).
+
+    A file counts only by its name (``.<name>.audiokit-tmp-<pid>-...``) and a pid that no longer runs here;
+    the folder is scanned the first time this process writes into it (a batch writes thousands of files into
+    a few folders), so later writes cost nothing.
+    """
     removed: list[Path] = []
+    key = os.path.abspath(folder)
+    if key in _SWEPT_FOLDERS:
+        return removed
+    _SWEPT_FOLDERS.add(key)
     try:
-        candidates = list(folder.glob(f".{glob_escape(name)}{TEMP_MARKER}*"))
+        entries = [e for e in os.scandir(folder) if e.name.startswith(".") and TEMP_MARKER in e.name]
     except OSError:
         return removed
-    for path in candidates:
-        match = _TEMP_PID.search(path.name)
+    for entry in entries:
+        match = _TEMP_PID.search(entry.name)
         if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
             with contextlib.suppress(OSError):
-                path.unlink()
-                removed.append(path)
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
     return removed
 
 
-def glob_escape(name: str) -> str:
-    """``name`` with glob metacharacters escaped."""
-    return re.sub(r"([*?\[])", r"[\1]", name)
+#: Folders this process has already swept of stale temp files.
+_SWEPT_FOLDERS: set[str] = set()
 
 
 def is_stream_target(path: str | os.PathLike) -> bool:
@@ -263,7 +271,7 @@ def atomic_output(path: str | os.PathLike, *, suffix: str | None = None) -> Iter
         folder = dest.parent if str(dest.parent) else Path(".")
         stem = dest.name
         suffix = suffix if suffix is not None else dest.suffix
-        remove_stale_temps(folder, stem)
+        remove_stale_temps(folder)
     staged = _STAGED.get()
     kept = False
     # The name is chosen before the file exists, so the cleanup below knows it whenever a signal lands.

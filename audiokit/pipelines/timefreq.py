@@ -12,6 +12,7 @@ input's sample rate is known.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -170,20 +171,29 @@ def band_rows(options: TimeFreqOptions, plan: Any) -> tuple[slice, np.ndarray]:
 
 def mel_bank(options: TimeFreqOptions, plan: Any) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
     """The float32 mel filter bank ``(n_mels, n_freqs)``, its sidecar fields and its band centres (Hz)."""
-    from ..dsp.mel import mel_filterbank, mel_frequencies
+    from ..dsp.mel import mel_frequencies
 
     mel = (options.mel or MelOptions()).checked()
     norm = None if mel.norm == "none" else cast("MelNorm", mel.norm)
     mel_scale = cast("MelScale", mel.mel_scale)
     fmin = frequency_hz("--fmin", options.fmin) if options.fmin is not None else 0.0
     fmax = frequency_hz("--fmax", options.fmax) if options.fmax is not None else plan.sr / 2
-    bank = mel_filterbank(
-        sr=plan.sr, n_fft=plan.n_fft, n_mels=mel.n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm,
-        dtype=np.float32,
-    )
+    bank = _cached_bank(plan.sr, plan.n_fft, mel.n_mels, fmin, fmax, mel_scale, norm)
     centres = mel_frequencies(mel.n_mels + 2, fmin=fmin, fmax=fmax, scale=mel_scale)[1:-1]
     meta = {"n_mels": mel.n_mels, "fmin_hz": fmin, "fmax_hz": fmax, "mel_scale": mel.mel_scale, "norm": mel.norm}
     return bank, meta, centres
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_bank(sr: int, n_fft: int, n_mels: int, fmin: float, fmax: float, mel_scale: MelScale,
+                 norm: MelNorm | None) -> np.ndarray:
+    """The float32 mel bank, built once per set of parameters (a batch of thousands of files reuses it); read-only."""
+    from ..dsp.mel import mel_filterbank
+
+    bank = mel_filterbank(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm,
+                          dtype=np.float32)
+    bank.flags.writeable = False
+    return bank
 
 
 def _values_text(kind: str, power_kind: Kind, scale: str, log: str, complex_out: bool) -> str:
@@ -282,7 +292,9 @@ class _Job:
         n_frames = plan.n_frames(source.n_samples)
         shape = (rows, n_frames) if channels == 1 else (channels, rows, n_frames)
         npy_dtype = np.complex64 if self.want_complex else np.float32
-        poolers = [ColumnPooler(rows, n_frames, self.size[0]) for _ in range(channels)]
+        # the display image is pooled only when a PNG is drawn; silence is then detected on the input
+        poolers = [ColumnPooler(rows, n_frames, self.size[0]) for _ in range(channels)] if png_path is not None else []
+        heard = False
         peak_db = -math.inf
         db_out = self.scale == "db" and not self.want_complex
         watch_input = source.is_float and dtype == "float32"
@@ -292,9 +304,10 @@ class _Job:
             if chunk.shape[-1] == 0:
                 return
             chunk = chunk[..., row_slice, :]
-            display = chunk.real**2 + chunk.imag**2 if self.want_complex else chunk
-            for c, pooler in enumerate(poolers):
-                pooler.add(display[c])
+            if poolers:
+                display = chunk.real**2 + chunk.imag**2 if self.want_complex else chunk
+                for c, pooler in enumerate(poolers):
+                    pooler.add(display[c])
             if npy_writer is None:
                 return
             saved = chunk
@@ -317,6 +330,7 @@ class _Job:
                 for block in source.blocks(BLOCK_SAMPLES, dtype=read_dtype):
                     if watch_input and block.size and float(np.abs(block).max()) > SAFE_PEAK:
                         raise _BeyondSinglePrecision
+                    heard = heard or bool(np.any(block))
                     if options.mix:
                         block = block.mean(axis=0, keepdims=True)
                     consume(stream.push(block.astype(dtype, copy=False)), npy_writer)
@@ -341,7 +355,7 @@ class _Job:
                     top_db=(options.top_db or None) if ref_db is not None else None, rows=rows_meta,
                 )
                 written += [npy_path, str(write_sidecar(npy_path, meta))]
-            if all(pooler.image.max() <= 0 for pooler in poolers):
+            if not heard:
                 warnings.warn(f"{source.name}: the input is digital silence; every value is the floor", stacklevel=3)
             if png_path is not None:
                 from .timefreq_draw import draw_timefreq
