@@ -34,6 +34,9 @@ _LAZY = {
     )},
 }
 
+#: Submodules reachable as attributes of the package without an explicit import.
+_SUBMODULES = ("corpus",)
+
 __all__ = ["AudiokitError", "InputError", "OutputError", "ParameterError", "__version__", *_LAZY]
 
 
@@ -49,6 +52,8 @@ def __getattr__(name: str) -> Any:
                 value = "0.1.0"
         globals()["__version__"] = value
         return value
+    if name in _SUBMODULES:  # audiokit.corpus.open(DIR) without importing audiokit.corpus first
+        return importlib.import_module(f".{name}", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'audiokit' has no attribute {name!r}")

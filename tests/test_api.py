@@ -85,3 +85,7 @@ def test_import_is_cheap_and_lazy():
 def test_unknown_attribute_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         audiokit.nope  # noqa: B018
+
+
+def test_corpus_loader_is_reachable_from_the_package():
+    assert callable(audiokit.corpus.open)
