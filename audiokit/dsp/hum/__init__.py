@@ -34,7 +34,8 @@ Analysis (:func:`analyze_hum`; three passes over the signal)
    the fundamental maximising the weighted harmonic energy
    ``Σ_k w_k |Σ_j g_j d_k[j] e^{-2πi kδτ_j}|²`` is searched over the search
    window widened by half its width (weights ``w_k`` = long-term
-   line-to-floor power ratio minus 1); a frame whose best fit falls outside
+   line-to-floor power ratio minus 1, divided by ``k``: a small ``δ`` moves
+   a high harmonic onto a note's partial a few hertz away); a frame whose best fit falls outside
    the window is following something else (a note beside a line) and gets
    the offset interpolated from its neighbours; ``ψ`` is
    its integral over the frame times (trapezoids), a natural cubic spline in
@@ -70,12 +71,31 @@ Analysis (:func:`analyze_hum`; three passes over the signal)
      averaged by the same kernel, overlap of the frames included) by
      ``threshold_db`` (default :data:`DEFAULT_THRESHOLD_DB`), and the
      channel shows its fundamental, or at least two harmonics of which one is
-     among the first three (hum always has a strong low line; partials of a
-     held note that happen to sit on ``k·f0`` far up are not hum).  A gap in a
+     among the first three and which are not all multiples of one ``m >= 2``
+     (hum always has a strong low line; partials of a held note that happen
+     to sit on ``k·f0`` far up, or a note near ``2·f0`` whose partials are
+     the even harmonics, are not hum).  A gap in a
      detected series -- a harmonic whose two neighbours are treated -- needs
-     3 dB less (:data:`_GAP_RELIEF_DB`).  Untreated
+     3 dB less (:data:`_GAP_RELIEF_DB`);
+   * **do no harm**: a detected harmonic stays treated only if a prediction
+     of each 1 s frame from the frames that share no sample with it (the
+     same weighted average) lowers the line, ``Σ w|v - p|² < Σ w|v|²``: a
+     steady line locked to the tracked phase is predicted, speech or a phase
+     track following something else is not
+     (:func:`~audiokit.dsp.hum.fit.do_no_harm`; such harmonics are
+     :attr:`HumAnalysis.dropped`).  Untreated
      harmonics are left exactly as they are, so a clean signal passes through
      untouched.
+
+The search window
+-----------------
+``freq`` given: the fundamental is searched within ``freq ± 1 %`` only.  When
+the window's best (or the drift track's mean) sits at its edge and a search
+widened by the window's width finds a series outside scoring twice as much,
+the window holds only the flank of a line outside it: nothing is treated and
+a warning says so.  When no hum is found and another mains frequency (50 or
+60 Hz) shows a strong series (harmonic-sum score >= 20 dB) the warning adds
+``a strong line at 50.0 Hz: try --freq 50``.
 
 A music partial a few hertz from a line rotates against it: the 1 s frames
 attenuate it (Hann main lobe ±2 Hz) and the multi-second average cancels
@@ -108,6 +128,14 @@ both use it.
 
 Levels (:class:`HumAnalysis`, :class:`HumMeter`)
 -------------------------------------------------
+:func:`hum_levels` (:class:`HumLevels`) estimates the hum itself the same way
+for both methods: the 1 s frame amplitudes of the input, of what was removed
+and of the output, averaged over each harmonic's span with the analysis'
+weights (hum-locked), their power: ``before`` (the floor taken off),
+``removed``, ``remaining`` (never below the floor: the estimation error of a
+subtracted model is about the floor) and ``other_removed`` (what was removed
+at the line that is not hum-locked: the signal ``erase`` cuts).
+
 In dB re a full-scale sine (peak amplitude 1.0 = 0 dB), per channel and
 harmonic: ``level_db = 10·log10(mean_m |v_k[m]|²)``: what a 1 s frame reads
 at the line (hum plus whatever signal is there; from pass 3, before the

@@ -15,6 +15,7 @@ the temporaries stay small for long signals.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -206,11 +207,18 @@ def _plausible(treated: np.ndarray) -> np.ndarray:
 
     A held note's partials can sit on ``k·f0``: hum shows its fundamental, or
     at least :data:`_MIN_SERIES` harmonics of which one is among the first
-    :data:`_LOW_HARMONICS`.
+    :data:`_LOW_HARMONICS` and which are not all multiples of one ``m >= 2``
+    (2, 4, 6, ...: the series of a note near ``m·f0``; a buzz at ``m·f0``
+    is removed with ``freq = m·f0``).
     """
     treated = treated.copy()
     low = treated[:, : min(_LOW_HARMONICS, treated.shape[1])].any(axis=1)
     plausible = treated[:, 0] | ((treated.sum(axis=1) >= _MIN_SERIES) & low)
+    # without the fundamental, a series of multiples of m >= 2 (2, 4, 6, ...) is the series of a
+    # note at m·f0 (or a buzz, whose fundamental --freq can name): not this mains hum
+    for c in np.flatnonzero(plausible & ~treated[:, 0]):
+        if math.gcd(*(int(k) for k in np.flatnonzero(treated[c]) + 1)) >= 2:
+            plausible[c] = False
     treated[~plausible] = False
     return treated
 
