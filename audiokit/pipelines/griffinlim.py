@@ -40,7 +40,7 @@ from ..io.npy import read_sidecar, sidecar_path
 from ..io.reader import MAX_CHANNELS
 from ..io.subtypes import resolve_subtype
 from ..io.writer import audio_container
-from .params import choice
+from .params import choice, finite_or_none
 from .progress import SILENT, Reporter
 from .sidecar import check_stft_sidecar, plan_from_sidecar
 
@@ -133,8 +133,8 @@ class GriffinLimResult:
             "spectral_convergence": {
                 "definition": "||S - |STFT(x_i)| ||_F / ||S||_F; index i = estimate entering iteration i "
                 "(0: initial phase), last = output",
-                "per_iteration": [_json_number(v) for v in self.convergence],
-                "final": _json_number(self.final_convergence),
+                "per_iteration": [finite_or_none(v, 8) for v in self.convergence],
+                "final": finite_or_none(self.final_convergence, 8),
             },
         }
 
@@ -145,10 +145,6 @@ class GriffinLimResult:
             f"griffinlim: {self.options.n_iter} iterations, spectral convergence {first:.4f} -> {last:.4f}, "
             f"{self.n_samples} samples at {self.sr} Hz"
         )
-
-
-def _json_number(value: float) -> float | None:
-    return round(float(value), 8) if math.isfinite(value) else None
 
 
 def _fail(reason: str, path: str) -> InputError:
