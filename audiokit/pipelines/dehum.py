@@ -140,7 +140,7 @@ def build_report(analysis: HumAnalysis, after_db: np.ndarray, *, source: AudioSo
         }
         for i, k in enumerate(a.harmonics)
     ]
-    out = {
+    out: dict[str, Any] = {
         "input": source.name,
         "output": target,
         "residual": residual,
@@ -271,7 +271,7 @@ def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptio
                 blocks, sr=source.sr, channels=source.channels, n_samples=source.n_samples, freq=nominal,
                 harmonics=options.harmonics, threshold_db=options.threshold,
             )
-            erase = {"win_length": win_length, "width_hz": width_hz} if options.method == "erase" else {}
+            erase: dict[str, Any] = {"win_length": win_length, "width_hz": width_hz} if options.method == "erase" else {}
             remover = HumRemover(analysis, options.method, **erase)  # validates --win/--width
 
             def removal() -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -288,7 +288,8 @@ def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptio
                 else:
                     reporter.info(f"{target}: output peak {dbfs(peak):+.2f} dBFS is within full scale; no gain applied")
             meter, removed_meter = HumMeter(analysis), HumMeter(analysis)
-            spec = {"sr": source.sr, "channels": source.channels, "subtype": kind, "expected_samples": source.n_samples}
+            spec: dict[str, Any] = {"sr": source.sr, "channels": source.channels, "subtype": kind,
+                                    "expected_samples": source.n_samples}
             with outputs_together(), contextlib.ExitStack() as stack:
                 writer = stack.enter_context(WavWriter(target, **spec))
                 res_writer = stack.enter_context(WavWriter(residual, **spec)) if residual is not None else None
