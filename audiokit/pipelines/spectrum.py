@@ -21,6 +21,8 @@ __all__ = ["SpectrumOptions", "spectrum_file", "DB_RANGE"]
 
 #: Dynamic range shown by the dB plot, below its highest value (dB).
 DB_RANGE = 140.0
+#: Most channels drawn as lines (with their peak labels) in one spectrum PNG.
+MAX_LINES = 8
 
 
 @dataclass(frozen=True)
@@ -216,6 +218,13 @@ def _draw(path: str, spec: Any, found: list[Any], report: dict[str, Any], option
 
     linear, two_sided = options.linear, options.two_sided
     freqs, amplitude = spec.two_sided() if two_sided else (spec.freqs, spec.amplitude)
+    if amplitude.ndim == 2 and amplitude.shape[0] > MAX_LINES:
+        warnings.warn(
+            f"{report['path']}: drawing channels 0-{MAX_LINES - 1} of {amplitude.shape[0]} in the PNG "
+            "(--channel N or --mix for another; the report and the .npy hold every channel)",
+            stacklevel=3,
+        )
+        amplitude, found = amplitude[:MAX_LINES], found[:MAX_LINES]
     values = amplitude if linear else amplitude_to_db(amplitude)
     marks = []
     for channel_peaks in found:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from ..dsp.mel import MelScale
     from ..dsp.scaling import Kind
 
-__all__ = ["check_cmap", "draw_timefreq", "mel_ticks"]
+__all__ = ["check_cmap", "draw_timefreq", "mel_ticks", "panels"]
 
 #: Round frequencies (Hz) labelled on a mel image's y axis when they fall inside [fmin, fmax].
 MEL_TICK_HZ = (50, 100, 200, 300, 500, 1000, 2000, 3000, 4000, 6000, 8000, 12000, 16000, 20000)
@@ -37,6 +38,32 @@ def mel_ticks(n_mels: int, fmin: float, fmax: float, mel_scale: str) -> tuple[li
             positions.append(float(frac * (n_mels + 1) - 1))
             labels.append(f"{hz // 1000}k" if hz >= 1000 and hz % 1000 == 0 else str(hz))
     return positions, labels
+
+
+#: Most channels drawn in one PNG (one panel each); a file with more draws its first ones and says so.
+MAX_PANELS = 8
+#: Pixels of figure height each panel needs for its labels not to overlap; a taller --size is kept.
+PANEL_HEIGHT = 150
+#: Height (pixels) of the title and time axis around the panels.
+FRAME_HEIGHT = 100
+
+
+def panels(items: list[Any], size: tuple[int, int], name: str) -> tuple[list[Any], tuple[int, int]]:
+    """The channels to draw (at most :data:`MAX_PANELS`, with a warning naming them) and the figure size.
+
+    The height grows to ``FRAME_HEIGHT + PANEL_HEIGHT·panels`` when ``size`` is shorter, so labels stay readable
+    (128 channels used to take over a minute to squeeze into 600 pixels, unreadably).
+    """
+    if len(items) > MAX_PANELS:
+        warnings.warn(
+            f"{name}: drawing channels 0-{MAX_PANELS - 1} of {len(items)} in the PNG (--mix draws their average; the "
+            ".npy holds every channel)",
+            stacklevel=3,
+        )
+        items = items[:MAX_PANELS]
+    if len(items) > 1:
+        size = (size[0], max(size[1], FRAME_HEIGHT + PANEL_HEIGHT * len(items)))
+    return items, size
 
 
 def check_cmap(name: str) -> None:
@@ -69,6 +96,8 @@ def draw_timefreq(png_path: str, options: Any, *, source_name: str, plan: Any, p
 
         return png_bytes(spectrogram_figure(images, **kwargs))
 
+    total = len(poolers)
+    poolers, size = panels(poolers, size, source_name)
     stacked = poolers[0].image[None] if len(poolers) == 1 else np.stack([p.image for p in poolers])
     top = options.top_db if options.top_db > 0 else None
     db = to_db(stacked, kind=kind, ref=ref, top_db=top)
@@ -81,6 +110,7 @@ def draw_timefreq(png_path: str, options: Any, *, source_name: str, plan: Any, p
         f"{name} — {options.kind}, sr {plan.sr} Hz, win {plan.win_length} ({1000 * plan.win_length / plan.sr:g} ms), "
         f"hop {plan.hop_length} ({1000 * plan.hop_length / plan.sr:g} ms), n_fft {plan.n_fft}, {plan.window_spec}"
         + (", centred" if plan.center else "")
+        + (f", channels 0-{len(poolers) - 1} of {total}" if len(poolers) < total else "")
     )
     ref_label = "dB re max" if ref == "max" else f"dB re {ref:g}"
     if options.kind == "mel":

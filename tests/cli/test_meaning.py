@@ -108,3 +108,15 @@ def test_debug_does_not_ask_to_rerun_with_debug(cli, wav, monkeypatch):
     monkeypatch.setattr("audiokit.cli.info.info", broken)
     code, _, err = cli("info", wav, "--debug")
     assert code == 1 and "Traceback" in err and "rerun with --debug" not in err and "please report it" in err
+
+
+def test_many_channels_draw_a_readable_png_quickly(cli, tmp_path):
+    many = tmp_path / "many.wav"
+    audiokit.write(many, 0.1 * np.random.default_rng(9).standard_normal((128, 500)), SR, subtype="PCM_16")
+    code, _, err = cli("spectrogram", many, "-o", tmp_path / "s.png")
+    assert code == 0 and "drawing channels 0-7 of 128" in err and "collapsed" not in err
+    from PIL import Image
+
+    assert Image.open(tmp_path / "s.png").size == (1200, 100 + 150 * 8)  # grown to fit 8 labelled panels
+    code, _, err = cli("spectrum", many, "-o", tmp_path / "p.png", "--peaks", "1", "--json")
+    assert code == 0 and "drawing channels 0-7 of 128" in err
