@@ -19,8 +19,8 @@ from .errors import AudiokitError, InputError, OutputError, ParameterError
 
 if TYPE_CHECKING:
     from .api import (
-        dehum, find_peaks, generate, griffinlim, istft, log_melspectrogram, mel_filterbank, melspectrogram, quantize,
-        resample, spectrogram, spectrum, stft,
+        dehum, find_peaks, generate, griffinlim, istft, log_melspectrogram, mel_filterbank, melspectrogram, mfcc,
+        quantize, resample, spectrogram, spectrum, stft,
     )
     from .io import open_audio, read, write
     from .signal import Signal
@@ -30,7 +30,7 @@ _LAZY = {
     "read": "io", "write": "io", "open_audio": "io", "Signal": "signal",
     **{name: "api" for name in (
         "stft", "istft", "spectrogram", "melspectrogram", "log_melspectrogram", "mel_filterbank", "spectrum",
-        "find_peaks", "resample", "quantize", "dehum", "generate", "griffinlim",
+        "find_peaks", "resample", "quantize", "dehum", "generate", "griffinlim", "mfcc",
     )},
 }
 

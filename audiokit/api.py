@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "stft", "istft", "spectrogram", "melspectrogram", "log_melspectrogram", "mel_filterbank", "spectrum",
-    "find_peaks", "resample", "quantize", "dehum", "generate", "griffinlim",
+    "find_peaks", "resample", "quantize", "dehum", "generate", "griffinlim", "mfcc",
 ]
 
 #: Sample rate given to the STFT plan when the caller gives none: it only labels the time and frequency axes.
@@ -210,16 +210,152 @@ def log_melspectrogram(
     y: np.ndarray, *, sr: float, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
     window: str = "hann", center: bool = False, pad_mode: PadMode = "constant", n_mels: int = 80, fmin: float = 0.0,
     fmax: float | None = None, mel_scale: Literal["htk", "slaney"] = "htk", norm: Literal["slaney"] | None = None,
-    power: float = 2.0, log: Literal["db", "ln"] = "db", amin: float | None = None,
+    power: float = 2.0, log: Literal["db", "ln", "log10"] = "db", amin: float | None = None,
     ref: float | Literal["max"] = 1.0, top_db: float | None = 80.0,
 ) -> np.ndarray:
-    """Log-mel spectrogram: ``10·log10(max(M, amin)/ref)`` clipped ``top_db`` below the maximum (or ``ln``)."""
+    """Log-mel spectrogram: ``10·log10(max(M, amin)/ref)`` clipped ``top_db`` below the maximum (or ``ln``, ``log10``).
+
+    ``ref`` and ``top_db`` apply the same way for every ``log`` (and as ``audiokit mel --log``): the reference
+    ``log(max(amin, ref))`` is subtracted, and the clip lies ``top_db`` **decibels** below the peak, i.e.
+    ``top_db·ln(10)/10`` nepers (``ln``) or ``top_db/10`` decades (``log10``) for power (``/20`` for ``power=1``).
+    ``log10`` is the dB value divided by 10 (power) or 20 (magnitude).
+    """
     from .dsp.mel import log_melspectrogram as _logmel
+    from .dsp.scaling import DB_FACTOR
+    from .errors import ParameterError
 
     plan = _plan(sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
                  pad_mode=pad_mode)
+    if log == "log10":
+        if power not in (1, 2, 1.0, 2.0):
+            raise ParameterError(f"log='log10' needs power 1 or 2, got {power!r}")
+        L = _logmel(np.asarray(y), plan, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm, power=power,
+                    log="db", amin=amin, ref=ref, top_db=top_db)
+        L /= L.dtype.type(DB_FACTOR["power" if power == 2 else "magnitude"])
+        return L
     return _logmel(np.asarray(y), plan, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm, power=power,
                    log=log, amin=amin, ref=ref, top_db=top_db)
+
+
+#: ``audiokit.mfcc`` defaults per ``compat`` (librosa's argument names); Kaldi takes its own names (below).
+MFCC_PRESETS: dict[str | None, dict[str, Any]] = {
+    None: dict(n_mfcc=20, n_fft=512, hop_length=None, win_length=None, window="hann", center=False,
+               pad_mode="constant", n_mels=80, mel_scale="htk", norm=None, log="db", amin=None, ref=1.0, top_db=80.0),
+    "librosa": dict(n_mfcc=20, n_fft=2048, hop_length=512, win_length=None, window="hann", center=True,
+                    pad_mode="constant", n_mels=128, mel_scale="slaney", norm="slaney", log="db", amin=1e-10, ref=1.0,
+                    top_db=80.0),
+    "torchaudio": dict(n_mfcc=40, n_fft=400, hop_length=200, win_length=None, window="hann", center=True,
+                       pad_mode="reflect", n_mels=128, mel_scale="htk", norm=None, log="db", amin=1e-10, ref=1.0,
+                       top_db=80.0),
+}
+
+
+def mfcc(
+    y: np.ndarray, *, sr: float, compat: Literal["kaldi", "torchaudio", "librosa"] | None = None,
+    lifter: float | None = None, energy: bool | None = None, deltas: int = 0,
+    delta_method: Literal["kaldi", "librosa"] = "kaldi", cmvn: Literal["none", "utterance", "sliding"] = "none",
+    **kwargs: Any,
+) -> np.ndarray:
+    """MFCCs ``(..., n_rows, n_frames)``: the orthonormal DCT-II of the log-mel spectrogram, or Kaldi's.
+
+    The same computation as ``audiokit mfcc`` (whole-signal, in memory).
+
+    Parameters
+    ----------
+    y : np.ndarray, shape (..., n_samples)
+        Samples, full scale +/-1.
+    sr : float > 0
+        Sample rate (Hz).
+    compat : {"kaldi", "torchaudio", "librosa"} or None
+        Defaults of that toolkit (:data:`MFCC_PRESETS`; ``"librosa"`` = ``librosa.feature.mfcc(y=y, sr=sr)``,
+        ``"torchaudio"`` = ``transforms.MFCC(sample_rate=sr)``).  ``"kaldi"``: Kaldi ``compute-mfcc-feats``
+        (:func:`audiokit.dsp.kaldi.kaldi_mfcc`; ``kwargs`` are its :class:`~audiokit.dsp.kaldi.MfccOptions` names:
+        ``num_ceps``, ``frame_length_ms``, ``snip_edges``, ``dither``, ``seed``...), transposed to
+        ``(n_ceps, n_frames)``.
+    lifter : float >= 0, optional
+        Cepstral lifter (0 = none; librosa's formula; Kaldi's ``cepstral_lifter`` with ``compat="kaldi"``).
+    energy : bool, optional
+        Replace c0 by the log of the frame's total power ``sum_k |X[k]|**2`` (same log, floor, reference and
+        clip as the mel values); Kaldi's ``use_energy`` with ``compat="kaldi"``.
+    deltas : {0, 1, 2}
+        Append deltas of order 1 .. deltas as rows (:func:`audiokit.dsp.features.delta`).
+    delta_method : {"kaldi", "librosa"}
+        Kaldi ``add-deltas`` (window 2) or ``librosa.feature.delta`` (width 9).
+    cmvn : {"none", "utterance", "sliding"}
+        Mean normalisation before the deltas (:func:`audiokit.dsp.features.cmvn`, sliding window 600 centred).
+    **kwargs
+        ``n_mfcc``, ``n_fft``, ``hop_length``, ``win_length``, ``window``, ``center``, ``pad_mode``, ``n_mels``,
+        ``fmin``, ``fmax``, ``mel_scale``, ``norm``, ``log`` (db/ln/log10), ``amin``, ``ref``, ``top_db`` (as
+        :func:`log_melspectrogram`; the peak for ``top_db`` is over the mel values of every channel).
+
+    Returns
+    -------
+    np.ndarray, float64 (float32 for the STFT path's float32 input), shape (..., n_mfcc * (deltas + 1), n_frames)
+    """
+    from .dsp import features as _features
+    from .errors import ParameterError
+    from .validate import check_choice, check_int
+
+    if compat is not None:
+        check_choice(compat, "compat", ("kaldi", "torchaudio", "librosa"))
+    order = check_int(deltas, "deltas", minimum=0, maximum=2)
+    check_choice(cmvn, "cmvn", ("none", "utterance", "sliding"))
+    y = np.asarray(y)
+    if compat == "kaldi":
+        from .dsp.kaldi import kaldi_mfcc
+
+        extra: dict[str, Any] = dict(kwargs)
+        if lifter is not None:
+            extra["cepstral_lifter"] = lifter
+        if energy is not None:
+            extra["use_energy"] = energy
+        C = np.swapaxes(kaldi_mfcc(y, sr=sr, **extra), -1, -2)
+    else:
+        params = dict(MFCC_PRESETS[compat])
+        unknown = set(kwargs) - set(params) - {"fmin", "fmax"}
+        if unknown:
+            raise ParameterError(f"mfcc: unknown argument(s) {', '.join(sorted(unknown))}")
+        params.update(kwargs)
+        C = _mfcc_stft(y, sr, params, lifter=0.0 if lifter is None else lifter, energy=bool(energy))
+    if cmvn != "none":
+        C = _features.cmvn(C, mode=cmvn, axis=-1)  # type: ignore[arg-type]
+    if order:
+        C = np.concatenate([C] + [_features.delta(C, order=r, method=delta_method, axis=-1)
+                                  for r in range(1, order + 1)], axis=-2)
+    return C
+
+
+def _mfcc_stft(y: np.ndarray, sr: float, p: dict[str, Any], *, lifter: float, energy: bool) -> np.ndarray:
+    """The STFT path of :func:`mfcc`: mel power (+ total power row) -> log, ref, clip -> DCT-II ortho (+ energy)."""
+    from .dsp import features as _features
+    from .dsp.mel import mel_filterbank as _bank
+    from .dsp.mel import melspectrogram as _mel
+    from .dsp.scaling import AMIN
+    from .errors import ParameterError
+
+    plan = _plan(sr=sr, n_fft=p["n_fft"], hop_length=p["hop_length"], win_length=p["win_length"], window=p["window"],
+                 center=p["center"], pad_mode=p["pad_mode"])
+    fb = _bank(sr=sr, n_fft=plan.n_fft, n_mels=p["n_mels"], fmin=p.get("fmin", 0.0), fmax=p.get("fmax"),
+               scale=p["mel_scale"], norm=p["norm"], dtype=np.float32)
+    n_mels = fb.shape[0]
+    if energy:
+        fb = np.vstack([fb, np.ones((1, fb.shape[1]), dtype=fb.dtype)])
+    M = _mel(y, plan, filterbank=fb, power=2.0).astype(np.float64)
+    amin = AMIN["power"] if p["amin"] is None else float(p["amin"])
+    log = p["log"]
+    if log not in ("db", "ln", "log10"):
+        raise ParameterError(f"log must be one of db, ln, log10; got {log!r}")
+    fn: Any = {"db": lambda v: 10.0 * np.log10(v), "ln": np.log, "log10": np.log10}[log]
+    per_db = {"db": 1.0, "ln": 10.0 / np.log(10.0), "log10": 10.0}[log]
+    L = fn(np.maximum(M, amin))
+    peak = float(fn(max(float(M[..., :n_mels, :].max()) if M.size else amin, amin)))
+    ref = p["ref"]
+    ref_l = peak if ref == "max" else float(fn(max(amin, float(ref))))
+    L -= ref_l
+    if p["top_db"] is not None:
+        np.maximum(L, peak - ref_l - float(p["top_db"]) / per_db, out=L)
+    e = L[..., n_mels, :] if energy else None  # (..., n_frames): replaces c0
+    return _features.mfcc(L[..., :n_mels, :], n_mfcc=p["n_mfcc"], lifter=lifter, energy=e, axis=-1)
 
 
 def spectrum(

@@ -7,7 +7,7 @@ the very pipeline function of the single-file command
 (:mod:`audiokit.pipelines`) with the outputs the single-file command would
 name: ``<id>.mel.npy`` + ``<id>.mel.json`` (+ ``<id>.mel.png`` with ``png``),
 ``<id>.spectrogram.npy``, ``<id>.<rate>.wav`` (resample), ``<id>.<B>bit.wav``
-(quantize), ``<id>.dehum.wav``; ``info`` and ``spectrum`` return their JSON
+(quantize), ``<id>.dehum.wav``, ``<id>.mfcc.npy`` (mfcc); ``info`` and ``spectrum`` return their JSON
 report instead (the runner appends it to ``results.jsonl``).
 """
 
@@ -31,7 +31,7 @@ from .inputs import InputItem
 __all__ = ["COMMANDS", "RESULT_COMMANDS", "Job", "output_names", "validate", "run_item", "segment_text"]
 
 #: Commands a batch can run.
-COMMANDS = ("mel", "spectrogram", "resample", "dehum", "quantize", "info", "spectrum")
+COMMANDS = ("mel", "spectrogram", "mfcc", "resample", "dehum", "quantize", "info", "spectrum")
 #: Commands whose per-input result is a JSON object appended to ``results.jsonl``.
 RESULT_COMMANDS = ("info", "spectrum")
 
@@ -78,7 +78,7 @@ class Job:
 def output_names(job: Job, item_id: str) -> dict[str, str]:
     """Outputs of one input, relative to the output folder: ``{"npy": "a/utt.mel.npy", "json": ..., ...}``."""
     command = job.command
-    if command in ("mel", "spectrogram"):
+    if command in ("mel", "spectrogram", "mfcc"):
         names = {"npy": f"{item_id}.{command}.npy", "json": f"{item_id}.{command}.json"}
         if job.png:
             names["png"] = f"{item_id}.{command}.png"
@@ -98,23 +98,28 @@ def validate(job: Job) -> None:
     """Refuse, before any input is read, options that would fail on every input (ParameterError, exit 2)."""
     if job.command not in COMMANDS:
         raise ParameterError(f"batch: unknown command {job.command!r} (allowed: {', '.join(COMMANDS)})")
-    if job.png and job.command not in ("mel", "spectrogram"):
-        raise ParameterError("--png applies to mel and spectrogram only")
+    if job.png and job.command not in ("mel", "spectrogram", "mfcc"):
+        raise ParameterError("--png applies to mel, spectrogram and mfcc only")
     job.inputs.raw_format()
     options = job.options
-    if job.command in ("mel", "spectrogram"):
+    if hasattr(options, "timefreq"):  # mfcc, or mel with --compat kaldi / --deltas / --cmvn (FeatureOptions)
+        options.check()
+        options = options.timefreq
+    if job.command in ("mel", "spectrogram", "mfcc"):
         from ..pipelines.params import choice
         from ..pipelines.timefreq import PAD_MODES, SCALES, parse_ref
 
+        kaldi = getattr(job.options, "compat", None) == "kaldi"  # Kaldi's windows and --fmax < 0 are checked above
         _syntax(durations={"--win": options.stft.win, "--hop": options.stft.hop, "--nfft": options.stft.nfft},
-                frequencies={"--fmin": options.fmin, "--fmax": options.fmax}, window=options.stft.window)
-        choice("--scale", job.options.scale, SCALES)
-        choice("--pad-mode", job.options.stft.pad_mode, PAD_MODES)
-        parse_ref(job.options.ref)
+                frequencies={"--fmin": options.fmin} if kaldi else {"--fmin": options.fmin, "--fmax": options.fmax},
+                window=None if kaldi else options.stft.window)
+        choice("--scale", options.scale, SCALES)
+        choice("--pad-mode", options.stft.pad_mode, PAD_MODES)
+        parse_ref(options.ref)
         if job.png:
             from ..plot import parse_size
 
-            parse_size(job.options.size)
+            parse_size(options.size)
     elif job.command == "resample":
         from ..pipelines.resample import _quality, target_rate
 
@@ -192,10 +197,10 @@ def _inputs_for(job: Job, item: InputItem) -> _ProbingInputs:
 def _call_pipeline(job: Job, path: str, inputs: InputOptions, out: dict[str, str]) -> tuple[Any, list[int] | None]:
     """Run the single-file command's pipeline; return (JSON result or None, shape of the main output)."""
     command, options = job.command, job.options
-    if command in ("mel", "spectrogram"):
-        from ..pipelines.timefreq import timefreq
+    if command in ("mel", "spectrogram", "mfcc"):
+        from ..pipelines.features import run_timefreq
 
-        result = timefreq(path, options, png=out.get("png"), npy=out["npy"], inputs=inputs)
+        result = run_timefreq(path, options, png=out.get("png"), npy=out["npy"], inputs=inputs)
         return None, list(result.shape) if result.shape is not None else None
     if command == "info":
         from ..pipelines.info import info

@@ -21,7 +21,7 @@ import typer
 
 from ..batch.jobs import COMMANDS, Job
 from ..batch.runner import BatchRequest, BatchStats, run_batch
-from . import console, dehum, info, mel, quantize, resample, spectrogram, spectrum
+from . import console, dehum, info, mel, mfcc, quantize, resample, spectrogram, spectrum
 from .options import inputs_from
 
 __all__ = ["batch_app", "DROPPED"]
@@ -33,7 +33,7 @@ _MODULES: dict[str, tuple[Callable[..., Any], Callable[[Mapping[str, Any]], Any]
     "mel": (mel.mel_command, mel.options_from), "spectrogram": (spectrogram.spectrogram_command, spectrogram.options_from),
     "resample": (resample.resample_command, resample.options_from), "dehum": (dehum.dehum_command, dehum.options_from),
     "quantize": (quantize.quantize_command, quantize.options_from), "info": (info.info_command, info.options_from),
-    "spectrum": (spectrum.spectrum_command, spectrum.options_from),
+    "spectrum": (spectrum.spectrum_command, spectrum.options_from), "mfcc": (mfcc.mfcc_command, mfcc.options_from),
 }
 
 
@@ -123,7 +123,7 @@ def batch_command(name: str) -> Callable[..., int]:
     single, options_from = _MODULES[name]
     own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
            for p in inspect.signature(single, eval_str=True).parameters.values() if p.name not in DROPPED]
-    extra = _BATCH_PARAMS + ([_PNG_PARAM] if name in ("mel", "spectrogram") else [])
+    extra = _BATCH_PARAMS + ([_PNG_PARAM] if name in ("mel", "spectrogram", "mfcc") else [])
     clash = {p.name for p in own} & {p.name for p in extra}
     assert not clash, f"batch {name}: parameters {clash} declared twice"
 

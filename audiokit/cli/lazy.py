@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "spectrogram": ("spectrogram", "spectrogram_command",
                     "Spectrogram: |STFT| of frames [m*hop, m*hop + n_fft), as a PNG and/or .npy."),
     "mel": ("mel", "mel_command", "Log-mel spectrogram: mel filter bank applied to |STFT|^2, in dB (or ln)."),
+    "mfcc": ("mfcc", "mfcc_command", "MFCC: orthonormal DCT-II of the log-mel spectrogram, or Kaldi's with --compat kaldi."),
     "istft": ("istft", "istft_command",
               "Inverse STFT by weighted overlap-add, exact wherever the window sum is nonzero."),
     "griffinlim": ("griffinlim", "griffinlim_command",

@@ -3,55 +3,76 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
-from ..pipelines.timefreq import MelOptions, TimeFreqOptions, filterbank_job, timefreq
+from ..pipelines.timefreq import TimeFreqOptions, filterbank_job
 from . import console
+from .feature_options import (
+    Amin, Center, Cmvn, CmvnWindow, Compat, DeltaMethod, Deltas, Dither, Fmax, Fmin, Hop, HtkCompat, Log, MelScale, Nfft,
+    NMels, Norm, PadMode, Preemphasis, RawEnergy, Ref, RemoveDc, Scale, Seed, SnipEdges, TopDb, UseEnergy, Win, Window,
+    WindowPosition, feature_options_from, timefreq_from,
+)
 from .options import (
     Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
 )
-from .stft_options import (
-    Center, Cmap, Fft, Hop, Mix, Npy, Nfft, Output, PadMode, Ref, Scale, Size, Symmetric, TopDb, Win, Window,
-    stft_options_from,
-)
+from .stft_options import Cmap, Fft, Mix, Npy, Output, Size, Symmetric
 
 MEL_PANEL = "Mel"
 
 
-def options_from(params: Mapping[str, Any]) -> TimeFreqOptions:
-    """The pipeline options from the parameter values of :func:`mel_command` (also ``audiokit batch mel``)."""
-    p = params
-    return TimeFreqOptions(
-        stft=stft_options_from(p),
-        mel=MelOptions(n_mels=p["n_mels"], mel_scale=p["mel_scale"], norm=p["norm"], log=p["log"]).checked(),
-        fmin=p["fmin"], fmax=p["fmax"], mix=p["mix"], scale=p["scale"], ref=p["ref"], top_db=p["top_db"],
-        cmap=p["cmap"], size=p["size"],
-    )
+def options_from(params: Mapping[str, Any]) -> Any:
+    """The pipeline options from the parameter values of :func:`mel_command` (also ``audiokit batch mel``).
+
+    ``TimeFreqOptions`` (the ``timefreq`` job), or ``FeatureOptions`` (the ``features`` job) with ``--compat kaldi``,
+    ``--deltas`` or ``--cmvn``; unset options take the ``--compat`` preset's values (audiokit's without one).
+    """
+    from ..pipelines.compat import resolve
+
+    p = resolve("mel", params)
+    if p["compat"] == "kaldi" or p["deltas"] or p["cmvn"] != "none" or p["window_position"] != "center":
+        return feature_options_from("mel", p)
+    options: TimeFreqOptions = timefreq_from(p, mel=True)
+    return options
 
 
 def mel_command(
     file: Annotated[str, typer.Argument(help="Audio file, or - for stdin.")],
-    win: Win = "25ms",
-    hop: Hop = "10ms",
+    compat: Compat = None,
+    win: Win = None,
+    hop: Hop = None,
     nfft: Nfft = None,
-    window: Window = "hann",
+    window: Window = None,
     symmetric: Symmetric = False,
-    center: Center = False,
-    pad_mode: PadMode = "constant",
-    n_mels: Annotated[int, typer.Option("--n-mels", min=1, max=1024, help="Number of mel bands.", rich_help_panel=MEL_PANEL)] = 80,
-    fmin: Annotated[Optional[str], typer.Option("--fmin", help="Lowest filter edge (Hz).", rich_help_panel=MEL_PANEL)] = None,
-    fmax: Annotated[Optional[str], typer.Option("--fmax", help="Highest filter edge (Hz), default sr/2.", rich_help_panel=MEL_PANEL)] = None,
-    mel_scale: Annotated[str, typer.Option("--mel-scale", help="htk: 2595*log10(1+f/700); slaney: linear below 1 kHz, log above.", rich_help_panel=MEL_PANEL)] = "htk",
-    norm: Annotated[str, typer.Option("--norm", help="none: triangles peak at 1; slaney: each triangle has unit area (2/width).", rich_help_panel=MEL_PANEL)] = "none",
-    log: Annotated[str, typer.Option("--log", help="With --scale db: db (10*log10) or ln (natural log, floored at 1e-10).", rich_help_panel=MEL_PANEL)] = "db",
+    center: Center = None,
+    pad_mode: PadMode = None,
+    window_position: WindowPosition = None,
+    n_mels: NMels = None,
+    fmin: Fmin = None,
+    fmax: Fmax = None,
+    mel_scale: MelScale = None,
+    norm: Norm = None,
+    log: Log = None,
+    dither: Dither = None,
+    seed: Seed = None,
+    preemphasis: Preemphasis = None,
+    remove_dc: RemoveDc = None,
+    snip_edges: SnipEdges = None,
+    use_energy: UseEnergy = None,
+    raw_energy: RawEnergy = None,
+    htk_compat: HtkCompat = None,
+    deltas: Deltas = 0,
+    delta_method: DeltaMethod = "kaldi",
+    cmvn: Cmvn = "none",
+    cmvn_window: CmvnWindow = 600,
     filterbank: Annotated[bool, typer.Option("--filterbank", help="Draw the filter bank (PNG) and save its matrix (--npy) instead of analysing the file.", rich_help_panel=MEL_PANEL)] = False,
     output: Output = None,
     npy: Npy = None,
-    scale: Scale = "db",
-    ref: Ref = "max",
-    top_db: TopDb = 80.0,
+    scale: Scale = None,
+    ref: Ref = None,
+    top_db: TopDb = None,
+    amin: Amin = None,
     cmap: Cmap = "magma",
     size: Size = "1200x600",
     mix: Mix = False,
@@ -66,9 +87,12 @@ def mel_command(
     """Log-mel spectrogram: mel filter bank applied to |STFT|^2, in dB (or ln).
 
     Defaults (docs/conventions.md): HTK mel scale, triangles peaking at 1, 80
-    bands from 0 Hz to sr/2, periodic Hann, frames not centred.  For librosa's
-    defaults use --mel-scale slaney --norm slaney --center --pad-mode constant.
-    With neither -o nor --npy, writes <input>.mel.png beside the input.
+    bands from 0 Hz to sr/2, periodic Hann, frames not centred.  --compat
+    librosa / torchaudio set every default as librosa.feature.melspectrogram +
+    power_to_db / transforms.MelSpectrogram + AmplitudeToDB do; --compat kaldi
+    computes Kaldi's compute-fbank-feats (rows = bins: Kaldi's matrix is the
+    transpose).  With neither -o nor --npy, writes <input>.mel.png beside the
+    input.
 
     Example:
 
@@ -82,8 +106,14 @@ def mel_command(
     options = options_from(params)
     inputs = inputs_from(params)
     if filterbank:
+        if not isinstance(options, TimeFreqOptions):
+            from ..errors import ParameterError
+
+            raise ParameterError("--filterbank draws audiokit's mel bank: not with --compat kaldi, --deltas or --cmvn")
         result = filterbank_job(file, options, png=output, npy=npy, inputs=inputs)
     else:
-        result = timefreq(file, options, png=output, npy=npy, inputs=inputs, reporter=reporter())
+        from ..pipelines.features import run_timefreq
+
+        result = run_timefreq(file, options, png=output, npy=npy, inputs=inputs, reporter=reporter())
     print_paths(result.written, to_stderr=result.png_to_stdout)
     return 0

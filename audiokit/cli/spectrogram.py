@@ -9,41 +9,48 @@ import typer
 
 from ..pipelines.timefreq import TimeFreqOptions, timefreq
 from . import console
+from .feature_options import (
+    Amin, Center, Compat, Hop, Nfft, PadMode, Ref, Scale, TopDb, Win, Window, WindowPosition, timefreq_from,
+)
 from .options import (
     Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
 )
-from .stft_options import (
-    Center, Cmap, Fft, Hop, Mix, Npy, Nfft, Output, PadMode, Ref, Scale, Size, Symmetric, TopDb, Win, Window,
-    stft_options_from,
-)
+from .stft_options import Cmap, Fft, Mix, Npy, Output, Size, Symmetric
 
 
 def options_from(params: Mapping[str, Any]) -> TimeFreqOptions:
     """The pipeline options from the parameter values of :func:`spectrogram_command` (also ``audiokit batch``)."""
-    p = params
-    return TimeFreqOptions(
-        stft=stft_options_from(p), fmin=p["fmin"], fmax=p["fmax"], mix=p["mix"], scale=p["scale"], ref=p["ref"],
-        top_db=p["top_db"], cmap=p["cmap"], size=p["size"], complex_out=p["complex_out"],
-    )
+    from ..pipelines.compat import resolve
+
+    p = resolve("spectrogram", params)
+    if p["window_position"] != "center" and p["nfft"] is not None:
+        from ..errors import ParameterError
+
+        raise ParameterError("--window-position start: audiokit centres a window shorter than --nfft in the FFT frame "
+                             "(only mel/mfcc --compat kaldi put it at the start)")
+    return timefreq_from(p, mel=False)
 
 
 def spectrogram_command(
     file: Annotated[str, typer.Argument(help="Audio file, or - for stdin.")],
-    win: Win = "25ms",
-    hop: Hop = "10ms",
+    compat: Compat = None,
+    win: Win = None,
+    hop: Hop = None,
     nfft: Nfft = None,
-    window: Window = "hann",
+    window: Window = None,
     symmetric: Symmetric = False,
-    center: Center = False,
-    pad_mode: PadMode = "constant",
+    center: Center = None,
+    pad_mode: PadMode = None,
+    window_position: WindowPosition = None,
     fmin: Annotated[Optional[str], typer.Option("--fmin", help="Lowest frequency kept (PNG and .npy rows), e.g. 0, 100Hz.")] = None,
     fmax: Annotated[Optional[str], typer.Option("--fmax", help="Highest frequency kept, e.g. 4kHz (default sr/2).")] = None,
     output: Output = None,
     npy: Npy = None,
     complex_out: Annotated[bool, typer.Option("--complex", help="Save the complex STFT (complex64) in --npy, for audiokit istft.")] = False,
-    scale: Scale = "db",
-    ref: Ref = "max",
-    top_db: TopDb = 80.0,
+    scale: Scale = None,
+    ref: Ref = None,
+    top_db: TopDb = None,
+    amin: Amin = None,
     cmap: Cmap = "magma",
     size: Size = "1200x600",
     mix: Mix = False,
@@ -60,6 +67,8 @@ def spectrogram_command(
     With neither -o nor --npy, writes <input>.spectrogram.png beside the input
     and prints its path.  Long files are streamed: memory does not grow with
     the length; the PNG is max-pooled to its width, the .npy keeps every frame.
+    --compat librosa / torchaudio set every default as librosa.stft +
+    power_to_db / transforms.Spectrogram + AmplitudeToDB do.
 
     Example:
 

@@ -42,7 +42,7 @@ SCALES = ("db", "power", "magnitude")
 #: A bare-number window shorter than this (seconds) draws a "did you mean ms?" warning (5 ms: speech uses 20-50 ms).
 PLAUSIBLE_WINDOW_S = 5e-3
 PAD_MODES = ("constant", "reflect")
-LOGS = ("db", "ln")
+LOGS = ("db", "ln", "log10")
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ class StftOptions:
 
 @dataclass(frozen=True)
 class MelOptions:
-    """Mel filter bank options: band count, scale (``htk``/``slaney``), norm (``none``/``slaney``), log (``db``/``ln``)."""
+    """Mel filter bank options: band count, scale (``htk``/``slaney``), norm (``none``/``slaney``), log (db/ln/log10)."""
 
     n_mels: int = 80
     mel_scale: str = "htk"
@@ -114,6 +114,8 @@ class TimeFreqOptions:
     cmap: str = "magma"
     size: str = "1200x600"
     complex_out: bool = False
+    #: Floor before the log (``--amin``); None: :data:`audiokit.dsp.scaling.AMIN` (1e-10 power, 1e-5 magnitude).
+    amin: float | None = None
 
     @property
     def kind(self) -> Literal["spectrogram", "mel"]:
@@ -203,8 +205,8 @@ def _values_text(kind: str, power_kind: Kind, scale: str, log: str, complex_out:
         linear = f"mel filterbank @ {linear}"
     if complex_out:
         return "complex STFT X[k, m] (unnormalised forward DFT)"
-    if scale == "db" and log == "ln":
-        return f"ln(max({linear}, amin))"
+    if scale == "db" and log in ("ln", "log10"):
+        return f"{log}(max({linear}, amin)) - log_ref, clipped below (max - log_ref - top_db in {log} units)"
     if scale == "db":
         factor = 10 if power_kind == "power" else 20
         return f"{factor}*log10(max({linear}, amin)) - ref_db, clipped below (max - ref_db - top_db)"
@@ -269,7 +271,6 @@ class _Job:
     def run(self, source: AudioSource, png_path: str | None, npy_path: str | None, reporter: Reporter,
             dtype: Literal["float32", "float64"]) -> tuple[list[str], tuple[int, ...]]:
         """Stream ``source`` through the STFT in ``dtype``; write the outputs together; return (written, shape)."""
-        from ..dsp.scaling import AMIN
         from ..dsp.stft import StftStream
         from ..engine import get_backend
         from ..plot import ColumnPooler
@@ -298,6 +299,7 @@ class _Job:
         peak_db = -math.inf
         db_out = self.scale == "db" and not self.want_complex
         watch_input = source.is_float and dtype == "float32"
+        amin = _amin(options.amin, power_kind)
 
         def consume(chunk: np.ndarray, npy_writer: NpyFrameWriter | None) -> None:
             nonlocal peak_db
@@ -312,9 +314,8 @@ class _Job:
                 return
             saved = chunk
             if db_out:
-                saved = _to_log(chunk, power_kind, self.log, AMIN[power_kind])
-                if self.log == "db":
-                    peak_db = max(peak_db, float(saved.max()))
+                saved = _to_log(chunk, power_kind, self.log, amin)
+                peak_db = max(peak_db, float(saved.max()))
             if dtype == "float64":
                 saved = _storable(saved, npy_dtype, source.name, linear=not db_out and not self.want_complex)
             npy_writer.write(saved[0] if channels == 1 else saved)
@@ -338,20 +339,22 @@ class _Job:
                 consume(stream.finish(), npy_writer)
             if npy_writer is not None and npy_path is not None:
                 ref_db = None
-                if db_out and self.log == "db":
-                    ref_db = _apply_reference(npy_writer, self.ref, options.top_db, peak_db, power_kind)
+                if db_out:
+                    ref_db = _apply_reference(npy_writer, self.ref, options.top_db, peak_db, power_kind, self.log, amin)
                 rows_meta: dict[str, Any]
                 if kind == "mel":
                     rows_meta = {"mel": mel_meta, "mel_centre_hz": [round(float(f), 6) for f in row_freqs]}
                 else:
                     first_bin = int(round(row_freqs[0] / plan.delta_f))
                     rows_meta = {"freq_hz": {"formula": "k * sr / n_fft", "first_bin": first_bin, "count": int(row_freqs.size)}}
+                if db_out and self.log != "db":  # ln/log10: the reference subtracted, in the log's unit
+                    rows_meta["log_ref"] = ref_db
                 meta = timefreq_metadata(
                     kind=kind, source=source, plan=plan, channels=channels, mixed=options.mix, shape=shape,
                     dtype=npy_dtype, values=_values_text(kind, power_kind, self.scale, self.log, self.want_complex),
-                    scale="complex" if self.want_complex else ("ln" if db_out and self.log == "ln" else self.scale),
-                    amin=AMIN[power_kind] if db_out else None,
-                    ref=self.ref if ref_db is not None else None, ref_db=ref_db,
+                    scale="complex" if self.want_complex else (self.log if db_out and self.log != "db" else self.scale),
+                    amin=amin if db_out else None,
+                    ref=self.ref if ref_db is not None else None, ref_db=ref_db if self.log == "db" else None,
                     top_db=(options.top_db or None) if ref_db is not None else None, rows=rows_meta,
                 )
                 written += [npy_path, str(write_sidecar(npy_path, meta))]
@@ -380,24 +383,54 @@ def _storable(values: np.ndarray, dtype: Any, name: str, *, linear: bool) -> np.
     return cast_values
 
 
+def _amin(amin: float | None, power_kind: Kind) -> float:
+    """``--amin`` checked, or the default floor of :data:`audiokit.dsp.scaling.AMIN` for ``power_kind``."""
+    from ..dsp.scaling import AMIN
+
+    if amin is None:
+        return AMIN[power_kind]
+    if not (isinstance(amin, (int, float)) and math.isfinite(amin) and amin > 0):
+        raise ParameterError(f"--amin must be a number > 0, got {amin!r}")
+    return float(amin)
+
+
 def _to_log(chunk: np.ndarray, power_kind: Kind, log: str, amin: float) -> np.ndarray:
-    """Power/magnitude chunk to the saved log scale: dB re 1 (unclipped) or natural log, floored at ``amin``."""
+    """Power/magnitude chunk to the saved log scale, floored at ``amin``: dB re 1 (unclipped), ln or log10."""
     from ..dsp.scaling import to_db
 
     if log == "ln":
         return cast(np.ndarray, np.log(np.maximum(chunk, amin)))
-    return to_db(chunk, kind=power_kind, ref=1.0, top_db=None)
+    if log == "log10":
+        return cast(np.ndarray, np.log10(np.maximum(chunk, amin)))
+    return to_db(chunk, kind=power_kind, ref=1.0, amin=amin, top_db=None)
 
 
-def _apply_reference(npy: NpyFrameWriter, ref: float | Literal["max"], top_db: float, peak_db: float, power_kind: Kind) -> float:
-    """Second pass over the saved dB values: subtract the reference, clip at ``top_db``; return ref in dB."""
-    from ..dsp.scaling import reference_db, rescale_db
+def _apply_reference(npy: NpyFrameWriter, ref: float | Literal["max"], top_db: float, peak: float, power_kind: Kind,
+                     log: str = "db", amin: float | None = None) -> float | None:
+    """Second pass over the saved log values: subtract the reference, clip at ``top_db``; return the reference.
 
-    ref_db = reference_db(ref, peak_db, power_kind)
+    The same rule as :func:`audiokit.log_melspectrogram` for every log: the reference is ``log(max(amin, ref))``
+    (``ref max``: the peak) and ``top_db`` decibels become ``top_db * ln(10) / 10`` nepers (``ln``, power) or
+    ``top_db / 10`` decades (``log10``, power; ``/ 20`` for magnitude).  Returns the reference in the log's unit
+    (dB for ``db``), or None for ``ln``/``log10`` when nothing was changed (reference 0 and no clip).
+    """
+    from ..dsp.scaling import DB_FACTOR, reference_db, rescale_db
+
     top = top_db if top_db > 0 else None
-    if ref_db != 0.0 or top is not None:
-        npy.rewrite(lambda chunk: rescale_db(chunk, ref_db=ref_db, top_db=top, max_db=peak_db))
-    return ref_db
+    if log == "db":
+        ref_db = reference_db(ref, peak, power_kind) if amin is None or ref == "max" else \
+            DB_FACTOR[power_kind] * math.log10(max(amin, float(ref)))
+        if ref_db != 0.0 or top is not None:
+            npy.rewrite(lambda chunk: rescale_db(chunk, ref_db=ref_db, top_db=top, max_db=peak))
+        return ref_db
+    floor = amin if amin is not None else 0.0
+    to_unit = math.log if log == "ln" else math.log10
+    ref_l = peak if ref == "max" else to_unit(max(floor, float(ref)))
+    top_l = None if top is None else (top * math.log(10.0) if log == "ln" else top) / DB_FACTOR[power_kind]
+    if ref_l == 0.0 and top_l is None:
+        return None
+    npy.rewrite(lambda chunk: rescale_db(chunk, ref_db=ref_l, top_db=top_l, max_db=peak))
+    return ref_l
 
 
 def filterbank_job(path: str, options: TimeFreqOptions, *, png: str | None, npy: str | None,

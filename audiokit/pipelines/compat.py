@@ -1,0 +1,182 @@
+"""``--compat kaldi|torchaudio|librosa``: every default of ``spectrogram``/``mel``/``mfcc`` as that toolkit sets it.
+
+The CLI declares the options whose default depends on the preset with the default ``None`` ("unset");
+:func:`resolve` replaces each unset value by the preset's (or audiokit's own when no preset is given), so an
+explicit flag always wins and ``audiokit mel FILE`` without ``--compat`` gives exactly what it gave before.
+
+:data:`PRESETS` is the one table: ``PRESETS[compat][command][param] = (value, what the toolkit calls it)``,
+``param`` being the CLI parameter name (``--n-mels`` -> ``n_mels``) and the value written as the user would
+type it (durations as text: ``"2048"`` is samples, ``"25ms"`` a time).  :func:`preset_rows` renders it for
+``--help`` and the README; ``docs/conventions.md`` ("Presets") states the same tables.
+
+Notes on the choices
+--------------------
+* ``librosa``/``torchaudio`` keep audiokit's dB output (``--scale db``) with the toolkit's dB conversion:
+  librosa ``power_to_db(S, ref=1.0, amin=1e-10, top_db=80)``, torchaudio ``AmplitudeToDB("power", top_db=None)``
+  (``MFCC`` uses ``top_db=80``).  ``--scale power`` gives the toolkit's linear ``Spectrogram``/
+  ``melspectrogram`` output.
+* ``kaldi`` routes ``mel`` and ``mfcc`` to :mod:`audiokit.dsp.kaldi` (``compute-fbank-feats`` /
+  ``compute-mfcc-feats``): natural log floored at ``FLT_EPSILON`` of int16-scaled samples, no ``ref``/``top_db``.
+  ``spectrogram --compat kaldi`` (``compute-spectrogram-feats``) is not implemented and refused.
+* ``dither`` is 0 here (Kaldi: 1.0) so results are reproducible; ``--dither 1 --seed N`` for Kaldi's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ParameterError
+
+__all__ = ["COMPATS", "PRESETS", "KALDI_ONLY", "resolve", "preset_rows", "check_compat"]
+
+COMPATS = ("kaldi", "torchaudio", "librosa")
+#: Parameters that only the Kaldi computation has (refused with another preset when given).
+KALDI_ONLY = ("dither", "seed", "preemphasis", "remove_dc", "snip_edges", "use_energy", "raw_energy", "htk_compat",
+              "energy_floor")
+
+_Table = dict[str, tuple[Any, str]]
+
+_AUDIOKIT_STFT: _Table = {
+    "win": ("25ms", "win_length"), "hop": ("10ms", "hop_length"), "nfft": (None, "n_fft = win_length"),
+    "window": ("hann", "periodic Hann"), "center": (False, "frames start at m*hop"),
+    "pad_mode": ("constant", "pad_mode (with --center)"), "window_position": ("center", "window centred in n_fft"),
+    "scale": ("db", "10*log10"), "top_db": (80.0, "top_db"), "amin": (None, "1e-10 power, 1e-5 magnitude"),
+}
+_AUDIOKIT_MEL: _Table = {
+    "n_mels": (80, "n_mels"), "fmin": (None, "fmin 0"), "fmax": (None, "fmax sr/2"), "mel_scale": ("htk", "HTK"),
+    "norm": ("none", "triangles peak 1"), "log": ("db", "dB"),
+}
+_AUDIOKIT_MFCC: _Table = {"n_mfcc": (20, "n_mfcc"), "lifter": (0.0, "no lifter"), "energy": (False, "c0 kept"),
+                          "ref": ("1", "ref 1.0")}
+
+_LIBROSA_STFT: _Table = {
+    "win": ("2048", "n_fft=2048, win_length=n_fft"), "hop": ("512", "hop_length=win_length//4"),
+    "nfft": (None, "n_fft=2048"), "window": ("hann", "window='hann' (periodic)"), "center": (True, "center=True"),
+    "pad_mode": ("constant", "pad_mode='constant' (librosa >= 0.10)"), "window_position": ("center", "-"),
+    "scale": ("db", "power_to_db"), "ref": ("1", "power_to_db ref=1.0"), "top_db": (80.0, "power_to_db top_db=80"),
+    "amin": (None, "amin=1e-10 (power_to_db), 1e-5 (amplitude_to_db)"),
+}
+_LIBROSA_MEL: _Table = {
+    "n_mels": (128, "n_mels=128"), "fmin": (None, "fmin=0"), "fmax": (None, "fmax=sr/2"),
+    "mel_scale": ("slaney", "htk=False (Slaney)"), "norm": ("slaney", "norm='slaney'"), "log": ("db", "power_to_db"),
+}
+_LIBROSA_MFCC: _Table = {"n_mfcc": (20, "n_mfcc=20 (dct_type=2, norm='ortho')"), "lifter": (0.0, "lifter=0"),
+                         "energy": (False, "-")}
+
+_TORCH_STFT: _Table = {
+    "win": ("400", "n_fft=400, win_length=n_fft"), "hop": ("200", "hop_length=win_length//2"),
+    "nfft": (None, "n_fft=400"), "window": ("hann", "window_fn=torch.hann_window (periodic)"),
+    "center": (True, "center=True"), "pad_mode": ("reflect", "pad_mode='reflect'"), "window_position": ("center", "-"),
+    "scale": ("db", "AmplitudeToDB(stype='power')"), "ref": ("1", "AmplitudeToDB ref 1 (db_multiplier 0)"),
+    "top_db": (0.0, "AmplitudeToDB top_db=None"), "amin": (1e-10, "AmplitudeToDB amin=1e-10"),
+}
+_TORCH_MEL: _Table = {
+    "n_mels": (128, "n_mels=128"), "fmin": (None, "f_min=0"), "fmax": (None, "f_max=None (sr/2)"),
+    "mel_scale": ("htk", "mel_scale='htk'"), "norm": ("none", "norm=None"), "log": ("db", "AmplitudeToDB"),
+}
+_TORCH_MFCC: _Table = {"n_mfcc": (40, "n_mfcc=40 (dct_type=2, norm='ortho', log_mels=False)"),
+                       "top_db": (80.0, "MFCC: AmplitudeToDB top_db=80"), "lifter": (0.0, "-"), "energy": (False, "-")}
+
+_KALDI_COMMON: _Table = {
+    "win": ("25ms", "--frame-length=25"), "hop": ("10ms", "--frame-shift=10"),
+    "nfft": (None, "--round-to-power-of-two=true"), "window": ("povey", "--window-type=povey"),
+    "center": (False, "(--snip-edges instead)"), "pad_mode": ("reflect", "edge reflection (--snip-edges=false)"),
+    "window_position": ("start", "window at the frame start"), "scale": ("db", "--use-log-fbank=true (ln)"),
+    "log": ("ln", "natural log"), "ref": ("1", "-"), "top_db": (0.0, "-"), "amin": (float(2.0**-23), "FLT_EPSILON"),
+    "fmin": ("20", "--low-freq=20"), "fmax": (None, "--high-freq=0 (nyquist)"), "mel_scale": ("kaldi", "1127*ln(1+f/700)"),
+    "norm": ("none", "-"), "dither": (0.0, "--dither=1.0 in Kaldi; 0 here"), "seed": (None, "-"),
+    "preemphasis": (0.97, "--preemphasis-coefficient=0.97"), "remove_dc": (True, "--remove-dc-offset=true"),
+    "snip_edges": (True, "--snip-edges=true"), "raw_energy": (True, "--raw-energy=true"),
+    "htk_compat": (False, "--htk-compat=false"),
+}
+_KALDI_FBANK: _Table = {"n_mels": (23, "--num-mel-bins=23"), "use_energy": (False, "--use-energy=false")}
+_KALDI_MFCC: _Table = {
+    "n_mels": (23, "--num-mel-bins=23"), "n_mfcc": (13, "--num-ceps=13"), "lifter": (22.0, "--cepstral-lifter=22"),
+    "energy": (True, "--use-energy=true"),
+}
+
+#: ``PRESETS[compat or None][command][param] = (value as typed, the toolkit's parameter)``.
+PRESETS: dict[str | None, dict[str, _Table]] = {
+    None: {
+        "spectrogram": {**_AUDIOKIT_STFT, "ref": ("max", "ref max")},
+        "mel": {**_AUDIOKIT_STFT, **_AUDIOKIT_MEL, "ref": ("max", "ref max (with --log db; 1 with ln/log10)")},
+        "mfcc": {**_AUDIOKIT_STFT, **_AUDIOKIT_MEL, **_AUDIOKIT_MFCC},
+    },
+    "librosa": {
+        "spectrogram": dict(_LIBROSA_STFT),
+        "mel": {**_LIBROSA_STFT, **_LIBROSA_MEL},
+        "mfcc": {**_LIBROSA_STFT, **_LIBROSA_MEL, **_LIBROSA_MFCC},
+    },
+    "torchaudio": {
+        "spectrogram": dict(_TORCH_STFT),
+        "mel": {**_TORCH_STFT, **_TORCH_MEL},
+        "mfcc": {**_TORCH_STFT, **_TORCH_MEL, **_TORCH_MFCC},
+    },
+    "kaldi": {
+        "mel": {**_KALDI_COMMON, **_KALDI_FBANK},
+        "mfcc": {**_KALDI_COMMON, **_KALDI_MFCC},
+    },
+}
+
+
+def check_compat(compat: str | None, command: str) -> str | None:
+    """``--compat`` lower-cased and validated for ``command`` (ParameterError naming the allowed values)."""
+    if compat is None:
+        return None
+    value = compat.lower()
+    if value not in COMPATS:
+        raise ParameterError(f"--compat: {compat!r} is not one of {', '.join(COMPATS)}")
+    if command not in PRESETS[value]:
+        raise ParameterError(
+            f"--compat {value}: not available for {command} (Kaldi's compute-spectrogram-feats is not implemented; "
+            "Kaldi fbank is 'audiokit mel --compat kaldi', MFCC 'audiokit mfcc --compat kaldi')")
+    return value
+
+
+def resolve(command: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with every unset (``None``) preset parameter replaced by the preset's value.
+
+    Parameters
+    ----------
+    command : {"spectrogram", "mel", "mfcc"}
+    params : mapping
+        The command's parameter values (CLI names), ``compat`` among them (``None``: audiokit's defaults).
+
+    Returns
+    -------
+    dict
+        A copy; ``compat`` validated.  With ``--log ln|log10`` and no preset, ``ref`` defaults to 1 (no
+        rescaling, as the API's ``log_melspectrogram``) instead of ``max``.
+
+    Raises
+    ------
+    ParameterError
+        An unknown ``--compat``, a preset the command does not have, or a Kaldi-only option given without
+        ``--compat kaldi``.
+    """
+    out = dict(params)
+    compat = check_compat(out.get("compat"), command)
+    out["compat"] = compat
+    if compat != "kaldi":
+        for name in KALDI_ONLY:
+            if out.get(name) is not None:
+                raise ParameterError(f"--{name.replace('_', '-')} applies to --compat kaldi only")
+    table = PRESETS[compat][command]
+    for name, (value, _) in table.items():
+        if name in out and out[name] is None:
+            if name == "ref" and compat is None and (out.get("log") or table.get("log", ("db",))[0]) != "db":
+                value = "1"
+            out[name] = value
+    for name in KALDI_ONLY:  # Kaldi-only switches absent from the preset stay None for the others
+        out.setdefault(name, None)
+    return out
+
+
+def preset_rows(compat: str, command: str) -> list[tuple[str, str, str]]:
+    """``(flag, value, toolkit parameter)`` rows of a preset (for ``--help``, the README, tests)."""
+    rows = []
+    for name, (value, theirs) in PRESETS[check_compat(compat, command)][command].items():
+        flag = "--" + name.replace("_", "-")
+        rows.append((flag, "(unset)" if value is None else str(value), theirs))
+    return rows
