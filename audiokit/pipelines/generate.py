@@ -42,14 +42,14 @@ def generate(spec: str, output: str, options: GenerateOptions = GenerateOptions(
 
     sr = rate_hz("--rate", options.rate)
     n_samples = duration_samples("--dur", options.dur, sr, plausible_s=PLAUSIBLE_DURATION_S)
-    kind = resolve_subtype(options.subtype)
+    subtype = resolve_subtype(options.subtype)
     parse_spec(spec)
     check_output_path(output)
-    audio_container(output, kind)
+    audio_container(output, subtype)
     blocks = generate_blocks(
         spec, n_samples=n_samples, sr=sr, channels=options.channels, seed=options.seed, block_size=BLOCK_SAMPLES
     )
-    with WavWriter(output, sr=sr, channels=options.channels, subtype=kind, expected_samples=n_samples) as writer:
+    with WavWriter(output, sr=sr, channels=options.channels, subtype=subtype, expected_samples=n_samples) as writer:
         for block in blocks:
             writer.write(block)
     return GenerateResult(output=output, sr=sr, n_samples=n_samples)

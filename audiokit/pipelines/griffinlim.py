@@ -295,8 +295,8 @@ def griffinlim_file(
         raise _fail(
             f"array has {values.shape[-1]} frames; its sidecar's STFT gives {n_frames} for source_frames {length}", spec_path
         )
-    kind = resolve_subtype(options.subtype, meta.get("source_subtype"))
-    audio_container(target, kind)
+    subtype = resolve_subtype(options.subtype, meta.get("source_subtype"))
+    audio_container(target, subtype)
     linear, is_power, clipped = _linear(values, meta, spec_path)
     missing = 0
     if meta["kind"] == "mel":
@@ -331,7 +331,7 @@ def griffinlim_file(
             length=length,
             callback=lambda i, sc: advance(1),
         )
-    with outputs_together(), WavWriter(target, sr=plan.sr, channels=channels, subtype=kind, expected_samples=length) as writer:
+    with outputs_together(), WavWriter(target, sr=plan.sr, channels=channels, subtype=subtype, expected_samples=length) as writer:
         writer.write(result.y.reshape(channels, length))
     return GriffinLimResult(
         output=target,

@@ -102,8 +102,8 @@ def istft_file(spec_path: str, output: str | None, options: IstftOptions = Istft
     check_output_path(target, [spec_path, str(sidecar_path(spec_path)), meta.get("source", "-")])
     plan = plan_from_sidecar(meta, spec_path)
     _check_geometry(spec, meta, plan, spec_path)
-    kind = resolve_subtype(options.subtype, meta.get("source_subtype"))
-    audio_container(target, kind)
+    subtype = resolve_subtype(options.subtype, meta.get("source_subtype"))
+    audio_container(target, subtype)
     channels = 1 if spec.ndim == 2 else spec.shape[0]
     length = int(meta["source_frames"])
     stream = IstftStream(plan, length=length)
@@ -113,7 +113,7 @@ def istft_file(spec_path: str, output: str | None, options: IstftOptions = Istft
         if samples.shape[-1]:
             writer.write(samples.reshape(channels, -1))
 
-    with WavWriter(target, sr=plan.sr, channels=channels, subtype=kind, expected_samples=length) as writer:
+    with WavWriter(target, sr=plan.sr, channels=channels, subtype=subtype, expected_samples=length) as writer:
         with reporter.progress(f"istft {spec_path}", n_frames) as advance:
             for first in range(0, n_frames, CHUNK_FRAMES):
                 chunk = _finite(np.asarray(spec[..., first : first + CHUNK_FRAMES]), first, options.fix_nonfinite, spec_path)

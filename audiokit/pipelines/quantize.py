@@ -70,13 +70,13 @@ def output_subtype(bits: int, requested: str | None) -> str:
     """The subtype to write: ``requested`` if it holds B bits exactly, else the default (ParameterError if too small)."""
     if requested is None:
         return default_subtype(bits)
-    kind = resolve_subtype(requested)
-    if SUBTYPE_CAPACITY[kind] < bits:
+    subtype = resolve_subtype(requested)
+    if SUBTYPE_CAPACITY[subtype] < bits:
         raise ParameterError(
-            f"--subtype {kind} holds only {SUBTYPE_CAPACITY[kind]} bits, fewer than --bits {bits}; "
+            f"--subtype {subtype} holds only {SUBTYPE_CAPACITY[subtype]} bits, fewer than --bits {bits}; "
             f"use {default_subtype(bits)} or a larger one"
         )
-    return kind
+    return subtype
 
 
 def _db(ratio: float) -> float:
@@ -117,18 +117,18 @@ def quantize_file(path: str, output: str | None, options: QuantizeOptions, *,
     options.check()
     bits = options.bits
     dither, noise_shape = cast("Dither", options.dither), cast("NoiseShape", options.noise_shape)
-    kind = output_subtype(bits, options.subtype)
+    subtype = output_subtype(bits, options.subtype)
     # the derived name needs a file name: stdin without -o is refused before stdin is read
     target = output if output is not None else str(derived_output(path, f"{bits}bit", ".wav"))
     with inputs.open(path) as source:
         check_output_path(target, [path])
-        audio_container(target, kind)
+        audio_container(target, subtype)
         quantizer = Quantizer(
             bits=bits, channels=source.channels, dither=dither, noise_shape=noise_shape, seed=options.seed
         )
         signal_energy = noise_energy = 0.0
         with reporter.progress(f"quantize {source.name}", source.n_samples) as advance, WavWriter(
-            target, sr=source.sr, channels=source.channels, subtype=kind, expected_samples=source.n_samples
+            target, sr=source.sr, channels=source.channels, subtype=subtype, expected_samples=source.n_samples
         ) as writer:
             for x in source.blocks(BLOCK_SAMPLES, dtype="float64"):
                 y = quantizer.process(x)
@@ -156,7 +156,7 @@ def quantize_file(path: str, output: str | None, options: QuantizeOptions, *,
         "dither": options.dither,
         "noise_shape": options.noise_shape,
         "seed": options.seed,
-        "subtype": kind,
+        "subtype": subtype,
         "sr": sr,
         "channels": n_channels,
         "frames": quantizer.n_samples,

@@ -133,9 +133,9 @@ def resample_file(path: str, output: str | None, options: ResampleOptions, *,
     # the derived name needs a file name: stdin without -o is refused before stdin is read
     target = output if output is not None else str(derived_output(path, rate_tag(sr_out), ".wav"))
     with inputs.open(path) as source:
-        kind = resolve_subtype(requested, source.subtype)
+        subtype = resolve_subtype(requested, source.subtype)
         check_output_path(target, [path])
-        audio_container(target, kind)
+        audio_container(target, subtype)
         n_out = output_length(source.n_samples, sr_in=source.sr, sr_out=sr_out)
 
         def blocks() -> Iterator[np.ndarray]:
@@ -143,7 +143,7 @@ def resample_file(path: str, output: str | None, options: ResampleOptions, *,
                 return _naive_blocks(source, sr_out, NAIVE_METHOD)
             return _filtered_blocks(source, sr_out, quality)
 
-        guard = FullScaleGuard(kind)
+        guard = FullScaleGuard(subtype)
         passes = 2 if options.normalize else 1
         scale = source.n_samples / max(n_out, 1)  # progress is counted in input samples
         with reporter.progress(f"resample {source.name}", passes * source.n_samples) as advance:
@@ -159,7 +159,7 @@ def resample_file(path: str, output: str | None, options: ResampleOptions, *,
                     )
                 else:
                     reporter.info(f"{target}: resampled peak {dbfs(peak):+.2f} dBFS is within full scale; no gain applied")
-            with WavWriter(target, sr=sr_out, channels=source.channels, subtype=kind, expected_samples=n_out) as writer:
+            with WavWriter(target, sr=sr_out, channels=source.channels, subtype=subtype, expected_samples=n_out) as writer:
                 for y in blocks():
                     writer.write(guard(y))
                     advance(y.shape[1] * scale)
@@ -168,5 +168,5 @@ def resample_file(path: str, output: str | None, options: ResampleOptions, *,
         warnings.warn(message, stacklevel=2)
     if n_out == 0:
         warnings.warn(f"{target}: the input is too short for {sr_out} Hz: the output has 0 samples", stacklevel=2)
-    return ResampleResult(output=target, sr=sr_out, n_samples=n_out, subtype=kind, gain=guard.gain)
+    return ResampleResult(output=target, sr=sr_out, n_samples=n_out, subtype=subtype, gain=guard.gain)
 
