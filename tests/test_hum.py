@@ -264,7 +264,7 @@ def _state_with_rows(rows):
     s.rate, s.length, s.hop = 200.0, 201, 50  # 1 s frames, hop 0.25 s
     s.rot, s.weights = rows.astype(complex), np.ones((k, m))
     s.choice = np.full(k, 2)  # 8 s spans
-    s.treated = np.ones((1, k), bool)
+    s.treated = s.detected = np.ones((1, k), bool)
     return s
 
 

@@ -306,6 +306,7 @@ class _AnalysisState:
     weights: np.ndarray = field(default_factory=_none)  # (rows, M) the robust weights of the 1 s average
     # detect
     snr_db: np.ndarray = field(default_factory=_none)  # (C, K)
+    detected: np.ndarray = field(default_factory=_none)  # (C, K) bool: above the threshold, before the plausibility rules
     treated: np.ndarray = field(default_factory=_none)  # (C, K) bool
     # do_no_harm
     harmless: np.ndarray = field(default_factory=_none)  # (C, K) bool: detected, but treating it would not lower the line

@@ -44,6 +44,7 @@ _GAP_RELIEF_DB = 3.0  # detection threshold relief for a harmonic between two tr
 _SPAN_TOLERANCE = 1.3  # a span this much worse than the best in cross-validation is still preferred if longer
 _LOW_HARMONICS = 3  # hum shows its fundamental, or at least _MIN_SERIES harmonics with one among the first three
 _MIN_SERIES = 2
+_NOTE_MIN_MULTIPLE = 3  # treated harmonics above the fundamental all multiples of this or more: a note's series
 _ROW_CHUNK = 16  # (channel, harmonic) rows processed together: bounds the temporaries
 _HARM_MIN_SPAN = 4.0  # s: the do-no-harm prediction spans at least this, so that frames beyond the overlap remain
 
@@ -199,7 +200,7 @@ def detect(s: _AnalysisState) -> None:
         gap = np.zeros_like(treated)
         gap[:, 1:-1] = treated[:, :-2] & treated[:, 2:]
         treated |= gap & (snr >= s.threshold_db - _GAP_RELIEF_DB)
-    s.snr_db, s.treated = snr, _plausible(treated)
+    s.snr_db, s.detected, s.treated = snr, treated, _plausible(treated)
 
 
 def _plausible(treated: np.ndarray) -> np.ndarray:
@@ -209,7 +210,9 @@ def _plausible(treated: np.ndarray) -> np.ndarray:
     at least :data:`_MIN_SERIES` harmonics of which one is among the first
     :data:`_LOW_HARMONICS` and which are not all multiples of one ``m >= 2``
     (2, 4, 6, ...: the series of a note near ``m·f0``; a buzz at ``m·f0``
-    is removed with ``freq = m·f0``).
+    is removed with ``freq = m·f0``).  With the fundamental, harmonics above
+    it that are all multiples of one ``m >= 3`` (4, 8, 12) are a note's
+    series too, and only the fundamental stays.
     """
     treated = treated.copy()
     low = treated[:, : min(_LOW_HARMONICS, treated.shape[1])].any(axis=1)
@@ -220,6 +223,12 @@ def _plausible(treated: np.ndarray) -> np.ndarray:
         if math.gcd(*(int(k) for k in np.flatnonzero(treated[c]) + 1)) >= 2:
             plausible[c] = False
     treated[~plausible] = False
+    # with the fundamental, the harmonics above it all multiples of m >= 3 (4, 8, 12, ...) are a
+    # note at m·f0 that the track followed: only the fundamental is hum
+    for c in np.flatnonzero(treated[:, 0]):
+        upper = np.flatnonzero(treated[c, 1:]) + 2
+        if upper.size >= _MIN_SERIES and math.gcd(*(int(k) for k in upper)) >= _NOTE_MIN_MULTIPLE:
+            treated[c, 1:] = False
     return treated
 
 
@@ -237,7 +246,9 @@ def do_no_harm(s: _AnalysisState) -> None:
     it, or a phase track that follows something else is not, and
     subtracting a model of it would only add that model's error.  Such a
     harmonic is not treated; a channel left without a plausible series (see
-    :func:`detect`) is not treated at all.  Sets ``treated`` and
+    :func:`detect`) is not treated at all; and when most of the detected
+    harmonics that steered the drift track are dropped, the track followed
+    something else (a note's partials) and nothing is treated.  Sets ``treated`` and
     ``harmless`` (detected but dropped here), both (C, K).
     """
     n_k = len(s.harmonics)
@@ -255,7 +266,13 @@ def do_no_harm(s: _AnalysisState) -> None:
             e = y - pred
             after = np.sum(use * (e.real**2 + e.imag**2), axis=-1)
             treated[sel] = after < before
-    treated = treated.reshape(s.channels, n_k)
-    kept = _plausible(treated)
+    kept = _plausible(treated.reshape(s.channels, n_k))
+    # the lines that steered the drift track are hum if the track is: when most of those detected
+    # are dropped here, the track followed something else (a note's series) and nothing is hum
+    steer = np.zeros(n_k, bool)
+    steer[np.asarray(s.tracked, np.int64) - 1] = True
+    detected = s.detected & steer
+    if detected.any() and np.sum(detected & ~kept) > np.sum(detected & kept):
+        kept[:] = False
     s.harmless = s.treated & ~kept
     s.treated = kept
