@@ -28,7 +28,7 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-__all__ = ["COMMANDS", "LazyGroup", "fast_coercion", "load_command"]
+__all__ = ["COMMANDS", "LazyGroup", "fast_coercion", "load_command", "plain_metavars"]
 
 #: name -> (module under ``audiokit.cli``, attribute: a command function or a Typer group, summary line).
 #: The summary is what ``audiokit --help`` shows: the first paragraph of the command's help, verbatim.
@@ -72,7 +72,52 @@ def load_command(name: str, wrap: Callable[[Callable[..., Any]], Callable[..., A
         holder.command(name)(wrap(target) if wrap is not None else target)
     command = typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
     fast_coercion(command)
+    plain_metavars(command)
     return command
+
+
+#: What the help shows after an option that takes a value, by the value's Python type (Typer would show ``<str>``).
+_METAVARS = {str: "TEXT", int: "INT", float: "NUMBER"}
+
+
+def _plain_argument(param: Any) -> None:
+    """``FILE`` / ``FILES...`` in the usage line and the help (this Typer writes ``{FILE}`` and ``<str>``)."""
+    name = (param.metavar or param.name.upper()).rstrip(".")
+    param.metavar = name + ("..." if param.nargs != 1 else "")
+    if hasattr(param, "_usage_display_name"):  # Typer's own hooks, where this version has them
+        param._usage_display_name = lambda: param.metavar if param.required else f"[{param.metavar}]"
+    if hasattr(param, "display_type_rich"):
+        param.display_type_rich = lambda ctx: None
+
+
+def plain_metavars(command: Any) -> None:
+    """Help without Python type names: flags show no value, other options ``TEXT``/``INT``/``NUMBER``, arguments
+    their name in capitals (``FILE``, ``FILES...``) -- for ``command`` and its subcommands."""
+    for sub in getattr(command, "commands", {}).values():
+        plain_metavars(sub)
+    make_help = getattr(command, "get_help_option", None)
+    if make_help is not None:  # click builds --help on demand: it is a flag too
+
+        def help_option(ctx: Any) -> Any:
+            option = make_help(ctx)
+            if option is not None and option.metavar is None:
+                option.metavar = ""
+            return option
+
+        command.get_help_option = help_option
+    for param in getattr(command, "params", []):
+        if getattr(param, "param_type_name", "") == "argument":
+            _plain_argument(param)
+            continue
+        if param.metavar is not None:
+            continue
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+            continue
+        descriptor = getattr(param, "type_descriptor", None)
+        annotation = getattr(descriptor, "annotation", None)
+        if annotation in _METAVARS:
+            param.metavar = _METAVARS[annotation]
 
 
 def _nothing() -> None:
@@ -99,6 +144,7 @@ class LazyGroup(TyperGroup):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        plain_metavars(self)  # the root's own flags (--version, --help)
         self._listing = 0
         for name, (_, _, summary) in COMMANDS.items():
             if name not in self.commands:

@@ -151,3 +151,12 @@ def test_version_read_from_dist_info_equals_importlib_metadata():
         expected = None
     assert found in (expected, None)  # None: not a plain dist-info, importlib.metadata answers
     assert audiokit.__version__ == (expected or "0.1.0")
+
+
+@pytest.mark.parametrize("command", ["mel", "info", "istft", "generate", "spectrum"])
+def test_help_shows_no_python_type_names(run, command):
+    code, out, _ = run(command, "--help")
+    text = out.decode()
+    assert code == 0
+    for noise in ("<str>", "<bool>", "<list[str]>", "<int>", "<float>", "{file}", "{FILE}"):
+        assert noise not in text, noise
