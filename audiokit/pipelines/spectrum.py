@@ -6,7 +6,6 @@ import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -215,6 +214,7 @@ def _draw(path: str, spec: Any, found: list[Any], report: dict[str, Any], option
           xlim: tuple[float, float] | None) -> None:
     from ..dsp.dft import amplitude_to_db
     from ..plot import parse_size, png_bytes, spectrum_figure
+    from .timefreq_draw import title_name
 
     linear, two_sided = options.linear, options.two_sided
     freqs, amplitude = spec.two_sided() if two_sided else (spec.freqs, spec.amplitude)
@@ -235,7 +235,7 @@ def _draw(path: str, spec: Any, found: list[Any], report: dict[str, Any], option
             marks.append((peak.freq_hz, value, f"{peak.freq_hz:.2f} Hz, {round(peak.dbfs, 1) + 0.0:.1f} dBFS"))
             if two_sided and 0 < peak.freq_hz < spec.nyquist:
                 marks.append((report["sr"] - peak.freq_hz, value, f"mirror of {peak.freq_hz:.2f} Hz"))
-    name = Path(report["path"]).name if report["path"] != "-" else "stdin"
+    name = title_name(report["path"])
     title = (
         f"{name} — N {report['n']}, n_fft {report['n_fft']}, sr {report['sr']} Hz, Δf {report['df']:.4g} Hz, "
         f"window {report['window']}" + (" — two-sided" if two_sided else "")

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..dsp.mel import MelScale
     from ..dsp.scaling import Kind
 
-__all__ = ["check_cmap", "draw_timefreq", "mel_ticks", "panels"]
+__all__ = ["check_cmap", "draw_timefreq", "mel_ticks", "panels", "title_name"]
 
 #: Round frequencies (Hz) labelled on a mel image's y axis when they fall inside [fmin, fmax].
 MEL_TICK_HZ = (50, 100, 200, 300, 500, 1000, 2000, 3000, 4000, 6000, 8000, 12000, 16000, 20000)
@@ -66,6 +66,19 @@ def panels(items: list[Any], size: tuple[int, int], name: str) -> tuple[list[Any
     return items, size
 
 
+#: Code points below this are drawn by the figures' font (DejaVu Sans: Latin, Greek, Cyrillic, ...); others
+#: (CJK, emoji) would come out as empty boxes, so they are written as escapes instead.
+_FONT_COVERAGE_END = 0x2000
+
+
+def title_name(path: str) -> str:
+    """The file name as a figure title shows it: ``stdin`` for ``-``; characters the font lacks as ``\\uXXXX``."""
+    if path == "-":
+        return "stdin"
+    name = Path(path).name
+    return "".join(c if ord(c) < _FONT_COVERAGE_END else c.encode("ascii", "backslashreplace").decode() for c in name)
+
+
 def check_cmap(name: str) -> None:
     """Refuse an unknown ``--cmap`` before any work (ParameterError listing matplotlib's names).
 
@@ -105,7 +118,7 @@ def draw_timefreq(png_path: str, options: Any, *, source_name: str, plan: Any, p
     centres = plan.times(int(n_frames), where="centre") if n_frames else np.zeros(1)
     half = plan.hop_length / plan.sr / 2
     t0, t1 = float(centres[0] - half), float(centres[-1] + half)
-    name = Path(source_name).name if source_name != "-" else "stdin"
+    name = title_name(source_name)
     title = (
         f"{name} — {options.kind}, sr {plan.sr} Hz, win {plan.win_length} ({1000 * plan.win_length / plan.sr:g} ms), "
         f"hop {plan.hop_length} ({1000 * plan.hop_length / plan.sr:g} ms), n_fft {plan.n_fft}, {plan.window_spec}"

@@ -120,3 +120,11 @@ def test_many_channels_draw_a_readable_png_quickly(cli, tmp_path):
     assert Image.open(tmp_path / "s.png").size == (1200, 100 + 150 * 8)  # grown to fit 8 labelled panels
     code, _, err = cli("spectrum", many, "-o", tmp_path / "p.png", "--peaks", "1", "--json")
     assert code == 0 and "drawing channels 0-7 of 128" in err
+
+
+def test_titles_escape_characters_the_font_lacks():
+    from audiokit.pipelines.timefreq_draw import title_name
+
+    assert title_name("/data/语音.wav") == "\\u8bed\\u97f3.wav"
+    assert title_name("/data/café ñ.wav") == "café ñ.wav"
+    assert title_name("-") == "stdin"
