@@ -81,7 +81,7 @@ def spectrum_command(
 
         audiokit generate "sine:50:1 + sine:120:0.5 + sine:300:0.25" --rate 8k --dur 1s | audiokit spectrum - --peaks 5
 
-        audiokit spectrum rec.wav --start 1s --dur 0.5s --nfft 16384 -o rec.spectrum.png --json
+        audiokit spectrum rec.wav --start 1s --dur 0.5s --nfft 32768 -o rec.spectrum.png --json
     """
     params = dict(locals())
     console.configure(quiet=quiet)
