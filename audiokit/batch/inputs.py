@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from ..errors import ParameterError
+from ..validate import is_real
 
 __all__ = ["InputItem", "audio_extensions", "collect_inputs", "read_path_list", "read_segments", "check_id"]
 
@@ -110,7 +111,7 @@ def check_id(item_id: str, where: str) -> str:
 def _seconds(value: object, key: str, where: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    if not is_real(value) or not math.isfinite(value) or value < 0:  # type: ignore[arg-type,operator]
         raise ParameterError(f"{where}: {key!r} must be a number of seconds >= 0, got {value!r}")
     return float(value)
 

@@ -62,6 +62,7 @@ from audiokit.engine.base import (
 )
 from audiokit.engine.fallback import NumpyBackend, ScipyBackend
 from audiokit.errors import ParameterError
+from audiokit.validate import is_int
 
 __all__ = [
     "ALIGNMENT",
@@ -126,7 +127,7 @@ def _resolve_threads(threads: object) -> int:
             threads = int(raw)
         except ValueError:
             pass
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+    if not is_int(threads) or threads < 1:
         raise ParameterError(f"{source} must be an integer >= 1, got {threads!r}")
     return threads
 

@@ -61,6 +61,7 @@ from audiokit.engine.base import (
     complex_of,
 )
 from audiokit.errors import ParameterError
+from audiokit.validate import is_int
 
 __all__ = ["PLANNER_EFFORTS", "FftwBackend"]
 
@@ -334,7 +335,7 @@ class FftwBackend(FftBackend):
         if planner_effort not in PLANNER_EFFORTS:
             raise ParameterError(f"unknown FFTW planner effort {planner_effort!r}; "
                                  f"allowed: {', '.join(PLANNER_EFFORTS)}")
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        if not is_int(threads) or threads < 1:
             raise ParameterError(f"FFT threads must be an integer >= 1, got {threads!r}")
         self._pyfftw = pyfftw
         self.threads = int(threads)
