@@ -5,8 +5,8 @@ on ``examples/data/speech.wav`` (16 kHz).  The CLI is driven in-process through 
 Tolerances: linear values and cepstra <= 1e-5 relative to the largest |value| (audiokit's CLI computes the STFT in
 float32), complex STFT values <= 1e-5 relative, dB <= 1e-3 dB within 60 dB of the peak, Kaldi <= 1e-3 in log
 units (fbank; MFCC after dividing out the lifter, as tests/test_kaldi.py), identical shapes and frame counts.
-torchaudio is not installed (and not in the test extra): its rows are checked against the closed-form definitions
-of its documented defaults in tests/cli/test_features_cli.py (and stored arrays there when present).
+torchaudio is not installed (and not in the test extra): its rows are checked against arrays torchaudio 2.9.1
+computed once from the same input (tests/data/torchaudio, made by make_reference.py there).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ except ImportError:
     knf = None
 
 SPEECH = Path(__file__).resolve().parents[1] / "examples" / "data" / "speech.wav"
+TORCH_REF = Path(__file__).resolve().parent / "data" / "torchaudio"
 N, H = 512, 128
 
 
@@ -173,3 +174,23 @@ def test_kaldi_cmvn_sliding_and_add_deltas(tmp_path, y):
     lift = np.tile(1 + 11 * np.sin(np.pi * np.arange(13) / 22), 3)
     lift[[0, 13, 26]] = 1.0
     assert np.max(np.abs(ours / lift - ref / lift)) <= 1e-3
+
+
+@pytest.mark.skipif(not (TORCH_REF / "speech16k.npy").exists(), reason="no stored torchaudio reference arrays")
+@pytest.mark.filterwarnings("ignore:.*mel filters are empty")
+def test_torchaudio_transforms(tmp_path):
+    """torchaudio | Spectrogram()(y); MelSpectrogram(sample_rate=sr)(y); AmplitudeToDB("power")(mel); MFCC(sample_rate=sr)(y)
+    (all defaults) | spectrogram --compat torchaudio --scale power; mel --compat torchaudio --scale power;
+    mel --compat torchaudio; mfcc --compat torchaudio"""
+    x = np.load(TORCH_REF / "speech16k.npy")
+    wav = tmp_path / "x.wav"
+    audiokit.write(wav, x[None], 16000, subtype="FLOAT")
+    for command, args, name in [("spectrogram", ["--scale", "power"], "spectrogram"),
+                                ("mel", ["--scale", "power"], "melspectrogram"), ("mel", [], "melspectrogram_db"),
+                                ("mfcc", [], "mfcc")]:
+        ours = cli_npy(tmp_path, command, "--compat", "torchaudio", *args, input=wav)
+        ref = np.load(TORCH_REF / f"{name}.npy").astype(np.float64)
+        if name.endswith("_db"):
+            db_close(ours, ref)
+        else:
+            assert ours.shape == ref.shape and rel(ours, ref) <= 1e-5, name
