@@ -500,11 +500,8 @@ class _FeatureJob:
         if o.is_kaldi:
             from ..dsp.kaldi import KaldiFeatureStream
 
-            streams = [KaldiFeatureStream(self.kopts, sample_scale=KALDI_SAMPLE_SCALE, seed=o.kaldi.seed)
-                       for _ in range(C)]
-            if o.kaldi.seed is not None and C > 1:
-                streams = [KaldiFeatureStream(self.kopts, sample_scale=KALDI_SAMPLE_SCALE, seed=o.kaldi.seed + c)
-                           for c in range(C)]
+            seeds = [None if o.kaldi.seed is None else o.kaldi.seed + c for c in range(C)]  # channel c: seed + c
+            streams = [KaldiFeatureStream(self.kopts, sample_scale=KALDI_SAMPLE_SCALE, seed=seed) for seed in seeds]
             with reporter.progress(f"{o.kind} {self.source.name}", self.source.n_samples) as advance:
                 for block in self._blocks(advance):
                     outs = [s.accept_waveform(block[c]) for c, s in enumerate(streams)]
