@@ -22,6 +22,8 @@ __all__ = ["SpectrumOptions", "spectrum_file", "DB_RANGE"]
 DB_RANGE = 140.0
 #: Most channels drawn as lines (with their peak labels) in one spectrum PNG.
 MAX_LINES = 8
+#: Source subtypes whose samples float32 holds exactly (<= 24-bit codes, float32 itself).
+_EXACT_IN_FLOAT32 = frozenset({"PCM_U8", "PCM_S8", "PCM_16", "PCM_24", "FLOAT"})
 
 
 @dataclass(frozen=True)
@@ -101,35 +103,49 @@ def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, pn
                 f"using the {source.n_samples - first} samples that exist",
                 stacklevel=2,
             )
-        signal = source.read(start=first, n_samples=count)
+        if options.channel is not None and options.channel >= source.channels:
+            raise ParameterError(
+                f"--channel {options.channel}: the input has {source.channels} channel(s) (0..{source.channels - 1})"
+            )
+        # float32 holds <= 24-bit PCM and FLOAT samples exactly: half the memory of float64 for a long segment
+        exact32 = source.subtype in _EXACT_IN_FLOAT32
+        signal = source.read(start=first, n_samples=count, dtype="float32" if exact32 else "float64")
     x = signal.samples
+    del signal
     labels: list[int | str] = list(range(x.shape[0]))
     if options.mix:
-        x, labels = x.mean(axis=0, keepdims=True), ["mix"]
+        x, labels = x.mean(axis=0, dtype=np.float64, keepdims=True), ["mix"]
     elif options.channel is not None:
-        if options.channel >= x.shape[0]:
-            raise ParameterError(
-                f"--channel {options.channel}: the input has {x.shape[0]} channel(s) (0..{x.shape[0] - 1})"
-            )
         x, labels = x[options.channel : options.channel + 1], [options.channel]
     n = x.shape[1]
     n_fft = duration_samples("--nfft", options.nfft, sr) if options.nfft is not None else n
     if n_fft < n:
         raise ParameterError(f"--nfft: {n_fft} is shorter than the segment ({n} samples)")
     xlim = _display_range(options.fmin, options.fmax, sr / 2 if not options.two_sided else sr)
-    # Huge float samples are analysed scaled by an exact power of two (the fit squares |X|), then scaled back.
-    exponent = _scale_exponent(x)
-    if exponent:
-        x = np.ldexp(x, -exponent)
-    spec = spectrum(x, sr=sr, window=spec_window.get(n, periodic=not options.symmetric), n_fft=n_fft, backend=options.fft)
+    window = spec_window.get(n, periodic=not options.symmetric)
     separation = frequency_hz("--min-sep", options.min_sep) if options.min_sep is not None else None
-    found = [
-        find_peaks(spec.channel(i), k=options.peaks, threshold_db=-options.threshold, min_separation_hz=separation)
-        if options.peaks else []
-        for i in range(len(labels))
-    ]
-    if exponent:
-        spec, found = _unscaled(spec, found, exponent, source.name)
+    spectra, found = [], []
+    # One channel at a time, in float64: memory stays near the segment's float32 size plus a few channel-sized arrays.
+    with reporter.progress(f"spectrum {source.name}", len(labels)) as advance:
+        for row in range(len(labels)):
+            x_c = x[row].astype(np.float64)
+            # Huge float samples are analysed scaled by an exact power of two (the fit squares |X|), then scaled back.
+            exponent = _scale_exponent(x_c)
+            if exponent:
+                x_c = np.ldexp(x_c, -exponent)
+            spec = spectrum(x_c, sr=sr, window=window, n_fft=n_fft, backend=options.fft)
+            del x_c
+            peaks = (
+                find_peaks(spec, k=options.peaks, threshold_db=-options.threshold, min_separation_hz=separation)
+                if options.peaks else []
+            )
+            if exponent:
+                spec, peaks = _unscaled(spec, peaks, exponent, source.name)
+            spectra.append(spec)
+            found.append(peaks)
+            advance(1)
+    del x
+    spec = spectra[0]
     report = {
         "path": source.name,
         "sr": sr,
@@ -146,9 +162,9 @@ def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, pn
     }
     with outputs_together():
         if npy is not None:
-            _save_npy(npy, spec, options.phase, report)
+            _save_npy(npy, spectra, options.phase, report)
         if png is not None:
-            _draw(png, spec, found, report, options, xlim)
+            _draw(png, spectra, found, report, options, xlim)
     return report
 
 
@@ -162,26 +178,28 @@ def _scale_exponent(x: np.ndarray) -> int:
     return int(np.frexp(peak)[1]) if peak > SAFE_PEAK else 0
 
 
-def _unscaled(spec: Any, found: list[list[Any]], exponent: int, name: str) -> tuple[Any, list[list[Any]]]:
-    """Undo :func:`_scale_exponent`'s scaling on the spectrum and the peaks (exact: a power of two)."""
+def _unscaled(spec: Any, peaks: list[Any], exponent: int, name: str) -> tuple[Any, list[Any]]:
+    """Undo :func:`_scale_exponent`'s scaling on one channel's spectrum and peaks (exact: a power of two)."""
     with np.errstate(over="ignore"):
         X = spec.X * 2.0**exponent  # exact: a power of two
     if not np.isfinite(X).all():
         raise InputError("the input's values are too large: its spectrum exceeds the float64 range (scale it down)", name)
     gain_db = 20.0 * exponent * math.log10(2.0)
-    peaks = [
-        [dataclasses.replace(p, amplitude=p.amplitude * 2.0**exponent, dbfs=p.dbfs + gain_db) for p in channel]
-        for channel in found
-    ]
+    peaks = [dataclasses.replace(p, amplitude=p.amplitude * 2.0**exponent, dbfs=p.dbfs + gain_db) for p in peaks]
     return dataclasses.replace(spec, X=X), peaks
 
 
-def _save_npy(path: str, spec: Any, with_phase: bool, report: dict[str, Any]) -> None:
-    """Rows ``[freq_hz, amplitude(, phase)]`` per channel, float64, with the sidecar."""
+def _save_npy(path: str, spectra: list[Any], with_phase: bool, report: dict[str, Any]) -> None:
+    """Rows ``[freq_hz, amplitude(, phase)]`` per channel, float64, with the sidecar (filled channel by channel)."""
     from .. import __version__
 
-    rows = [np.broadcast_to(spec.freqs, spec.amplitude.shape), spec.amplitude] + ([spec.phase] if with_phase else [])
-    data = np.stack(rows, axis=-2).astype(np.float64)
+    n_rows = 3 if with_phase else 2
+    data = np.empty((len(spectra), n_rows, spectra[0].n_bins), dtype=np.float64)
+    for c, spec in enumerate(spectra):
+        data[c, 0] = spec.freqs
+        data[c, 1] = spec.amplitude
+        if with_phase:
+            data[c, 2] = spec.phase
     if data.shape[0] == 1:
         data = data[0]
     meta = {key: report[key] for key in ("path", "sr", "start_s", "n", "n_fft", "df", "nyquist", "window")}
@@ -210,21 +228,24 @@ def _display_range(fmin: str | None, fmax: str | None, top: float) -> tuple[floa
     return low, high
 
 
-def _draw(path: str, spec: Any, found: list[Any], report: dict[str, Any], options: SpectrumOptions,
+def _draw(path: str, spectra: list[Any], found: list[Any], report: dict[str, Any], options: SpectrumOptions,
           xlim: tuple[float, float] | None) -> None:
     from ..dsp.dft import amplitude_to_db
     from ..plot import parse_size, png_bytes, spectrum_figure
     from .timefreq_draw import title_name
 
     linear, two_sided = options.linear, options.two_sided
-    freqs, amplitude = spec.two_sided() if two_sided else (spec.freqs, spec.amplitude)
-    if amplitude.ndim == 2 and amplitude.shape[0] > MAX_LINES:
+    if len(spectra) > MAX_LINES:
         warnings.warn(
-            f"{report['path']}: drawing channels 0-{MAX_LINES - 1} of {amplitude.shape[0]} in the PNG "
+            f"{report['path']}: drawing channels 0-{MAX_LINES - 1} of {len(spectra)} in the PNG "
             "(--channel N or --mix for another; the report and the .npy hold every channel)",
             stacklevel=3,
         )
-        amplitude, found = amplitude[:MAX_LINES], found[:MAX_LINES]
+        spectra, found = spectra[:MAX_LINES], found[:MAX_LINES]
+    spec = spectra[0]
+    lines = [s.two_sided() if two_sided else (s.freqs, s.amplitude) for s in spectra]
+    freqs = lines[0][0]
+    amplitude = lines[0][1] if len(lines) == 1 else np.stack([a for _, a in lines])
     values = amplitude if linear else amplitude_to_db(amplitude)
     marks = []
     for channel_peaks in found:
