@@ -620,7 +620,9 @@ class _FeatureJob:
                 "kaldi": {**asdict(k), "window_size": W, "window_shift": H, "padded_window_size": k.padded_window_size,
                           "sample_scale": KALDI_SAMPLE_SCALE, "seed": o.kaldi.seed},
                 "values": ("Kaldi compute-mfcc-feats" if o.kind == "mfcc" else "Kaldi compute-fbank-feats")
-                + " of the samples times 32768 (int16 units): ln(max(mel energy, FLT_EPSILON))",
+                + " of the samples times 32768 (int16 units): "
+                + ("ln(max(mel energy, FLT_EPSILON))" if o.kind == "mfcc" or k.use_log_fbank else
+                   "mel energies (linear, --use-log-fbank=false" + (", --use-power=false)" if not k.use_power else ")")),
                 "win_length": W, "hop_length": H, "n_fft": k.padded_window_size, "window": k.window_type,
                 "window_position": "start",
                 "frame_time_s": {"formula": "start of frame m = (m*hop_length + first) / sr; centre = start + "
