@@ -19,19 +19,49 @@ from .errors import AudiokitError, InputError, OutputError, ParameterError
 
 if TYPE_CHECKING:
     from .api import (
-        dehum, find_peaks, generate, griffinlim, istft, log_melspectrogram, mel_filterbank, melspectrogram, mfcc,
-        quantize, resample, spectrogram, spectrum, stft,
+        dehum,
+        find_peaks,
+        generate,
+        griffinlim,
+        istft,
+        log_melspectrogram,
+        mel_filterbank,
+        melspectrogram,
+        mfcc,
+        quantize,
+        resample,
+        spectrogram,
+        spectrum,
+        stft,
     )
     from .io import open_audio, read, write
     from .signal import Signal
 
 #: Where each lazily imported public name lives.
 _LAZY = {
-    "read": "io", "write": "io", "open_audio": "io", "Signal": "signal",
-    **{name: "api" for name in (
-        "stft", "istft", "spectrogram", "melspectrogram", "log_melspectrogram", "mel_filterbank", "spectrum",
-        "find_peaks", "resample", "quantize", "dehum", "generate", "griffinlim", "mfcc",
-    )},
+    "read": "io",
+    "write": "io",
+    "open_audio": "io",
+    "Signal": "signal",
+    **{
+        name: "api"
+        for name in (
+            "stft",
+            "istft",
+            "spectrogram",
+            "melspectrogram",
+            "log_melspectrogram",
+            "mel_filterbank",
+            "spectrum",
+            "find_peaks",
+            "resample",
+            "quantize",
+            "dehum",
+            "generate",
+            "griffinlim",
+            "mfcc",
+        )
+    },
 }
 
 #: Submodules reachable as attributes of the package without an explicit import.

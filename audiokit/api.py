@@ -25,8 +25,20 @@ if TYPE_CHECKING:
     from .dsp.stft.plan import PadMode
 
 __all__ = [
-    "stft", "istft", "spectrogram", "melspectrogram", "log_melspectrogram", "mel_filterbank", "spectrum",
-    "find_peaks", "resample", "quantize", "dehum", "generate", "griffinlim", "mfcc",
+    "stft",
+    "istft",
+    "spectrogram",
+    "melspectrogram",
+    "log_melspectrogram",
+    "mel_filterbank",
+    "spectrum",
+    "find_peaks",
+    "resample",
+    "quantize",
+    "dehum",
+    "generate",
+    "griffinlim",
+    "mfcc",
 ]
 
 #: Sample rate given to the STFT plan when the caller gives none: it only labels the time and frequency axes.
@@ -40,7 +52,13 @@ def _rows(y: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
 
 
 def _plan(
-    *, sr: float | None, n_fft: int, hop_length: int | None, win_length: int | None, window: str, center: bool,
+    *,
+    sr: float | None,
+    n_fft: int,
+    hop_length: int | None,
+    win_length: int | None,
+    window: str,
+    center: bool,
     pad_mode: PadMode,
 ) -> StftPlan:
     """The :class:`~audiokit.dsp.stft.StftPlan` of librosa-style arguments.
@@ -52,14 +70,26 @@ def _plan(
     win = n_fft if win_length is None else win_length
     hop = max(1, win // 4) if hop_length is None else hop_length
     return StftPlan(
-        sr=_AXIS_SR if sr is None else sr, win_length=win, hop_length=hop, n_fft=n_fft, window=window,
-        center=center, pad_mode=pad_mode,
+        sr=_AXIS_SR if sr is None else sr,
+        win_length=win,
+        hop_length=hop,
+        n_fft=n_fft,
+        window=window,
+        center=center,
+        pad_mode=pad_mode,
     )
 
 
 def stft(
-    y: np.ndarray, *, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
-    window: str = "hann", center: bool = False, pad_mode: PadMode = "constant", sr: float | None = None,
+    y: np.ndarray,
+    *,
+    n_fft: int = 512,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: str = "hann",
+    center: bool = False,
+    pad_mode: PadMode = "constant",
+    sr: float | None = None,
 ) -> np.ndarray:
     """Complex STFT ``X[..., k, m] = Σ_n w[n]·y[m·hop + n]·e^(−2πikn/n_fft)`` (unnormalised).
 
@@ -85,14 +115,22 @@ def stft(
     -------
     np.ndarray, shape (..., n_fft // 2 + 1, n_frames), complex
     """
-    plan = _plan(sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
-                 pad_mode=pad_mode)
+    plan = _plan(
+        sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center, pad_mode=pad_mode
+    )
     return plan.stft(np.asarray(y))
 
 
 def istft(
-    stft_matrix: np.ndarray, *, n_fft: int | None = None, hop_length: int | None = None, win_length: int | None = None,
-    window: str = "hann", center: bool = False, pad_mode: PadMode = "constant", length: int | None = None,
+    stft_matrix: np.ndarray,
+    *,
+    n_fft: int | None = None,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: str = "hann",
+    center: bool = False,
+    pad_mode: PadMode = "constant",
+    length: int | None = None,
     sr: float | None = None,
 ) -> np.ndarray:
     """Inverse of :func:`stft` by weighted overlap-add (exact wherever the window sum is nonzero).
@@ -110,16 +148,24 @@ def istft(
     """
     X = np.asarray(stft_matrix)
     size = 2 * (X.shape[-2] - 1) if n_fft is None else n_fft
-    plan = _plan(sr=sr, n_fft=size, hop_length=hop_length, win_length=win_length, window=window, center=center,
-                 pad_mode=pad_mode)
+    plan = _plan(sr=sr, n_fft=size, hop_length=hop_length, win_length=win_length, window=window, center=center, pad_mode=pad_mode)
     return plan.istft(X, length=length)
 
 
 def griffinlim(
-    S: np.ndarray, *, n_iter: int = 32, hop_length: int | None = None, win_length: int | None = None,
-    n_fft: int | None = None, window: str = "hann", center: bool = False, pad_mode: PadMode = "constant",
-    momentum: float = 0.99, init: Literal["random", "zeros"] | None = "random",
-    random_state: int | np.random.Generator | np.random.RandomState | None = None, length: int | None = None,
+    S: np.ndarray,
+    *,
+    n_iter: int = 32,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    n_fft: int | None = None,
+    window: str = "hann",
+    center: bool = False,
+    pad_mode: PadMode = "constant",
+    momentum: float = 0.99,
+    init: Literal["random", "zeros"] | None = "random",
+    random_state: int | np.random.Generator | np.random.RandomState | None = None,
+    length: int | None = None,
     sr: float | None = None,
 ) -> np.ndarray:
     """A signal whose STFT magnitude approaches ``S``, by fast Griffin-Lim (:mod:`audiokit.dsp.griffinlim`).
@@ -158,16 +204,38 @@ def griffinlim(
     S = np.asarray(S)
     if S.ndim < 2:
         raise ParameterError(f"S must be shaped (..., n_freqs, n_frames), got {S.shape}")
-    plan = _plan(sr=sr, n_fft=2 * (S.shape[-2] - 1) if n_fft is None else n_fft, hop_length=hop_length,
-                 win_length=win_length, window=window, center=center, pad_mode=pad_mode)
-    return _griffinlim(S, plan, n_iter=n_iter, momentum=momentum, init="zeros" if init is None else init,
-                       random_state=random_state, length=length).y
+    plan = _plan(
+        sr=sr,
+        n_fft=2 * (S.shape[-2] - 1) if n_fft is None else n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        window=window,
+        center=center,
+        pad_mode=pad_mode,
+    )
+    return _griffinlim(
+        S,
+        plan,
+        n_iter=n_iter,
+        momentum=momentum,
+        init="zeros" if init is None else init,
+        random_state=random_state,
+        length=length,
+    ).y
 
 
 def spectrogram(
-    y: np.ndarray, *, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
-    window: str = "hann", center: bool = False, pad_mode: PadMode = "constant", power: float = 2.0,
-    log: Literal["db", "ln"] | None = None, sr: float | None = None,
+    y: np.ndarray,
+    *,
+    n_fft: int = 512,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: str = "hann",
+    center: bool = False,
+    pad_mode: PadMode = "constant",
+    power: float = 2.0,
+    log: Literal["db", "ln"] | None = None,
+    sr: float | None = None,
 ) -> np.ndarray:
     """``|X|**power`` of :func:`stft` (power 2: power, 1: magnitude), optionally in dB or ln (floored).
 
@@ -177,14 +245,22 @@ def spectrogram(
     """
     from .dsp.stft import spectrogram as _spectrogram
 
-    plan = _plan(sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
-                 pad_mode=pad_mode)
+    plan = _plan(
+        sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center, pad_mode=pad_mode
+    )
     return _spectrogram(np.asarray(y), plan, power=power, log=log)
 
 
 def mel_filterbank(
-    *, sr: float, n_fft: int, n_mels: int = 80, fmin: float = 0.0, fmax: float | None = None,
-    mel_scale: Literal["htk", "slaney"] = "htk", norm: Literal["slaney"] | None = None, dtype: Any = np.float64,
+    *,
+    sr: float,
+    n_fft: int,
+    n_mels: int = 80,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    mel_scale: Literal["htk", "slaney"] = "htk",
+    norm: Literal["slaney"] | None = None,
+    dtype: Any = np.float64,
 ) -> np.ndarray:
     """Triangular mel filter bank, shape ``(n_mels, n_fft // 2 + 1)`` (HTK ``2595·log10(1 + f/700)`` by default)."""
     from .dsp.mel import mel_filterbank as _bank
@@ -193,25 +269,51 @@ def mel_filterbank(
 
 
 def melspectrogram(
-    y: np.ndarray, *, sr: float, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
-    window: str = "hann", center: bool = False, pad_mode: PadMode = "constant", n_mels: int = 80, fmin: float = 0.0,
-    fmax: float | None = None, mel_scale: Literal["htk", "slaney"] = "htk", norm: Literal["slaney"] | None = None,
+    y: np.ndarray,
+    *,
+    sr: float,
+    n_fft: int = 512,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: str = "hann",
+    center: bool = False,
+    pad_mode: PadMode = "constant",
+    n_mels: int = 80,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    mel_scale: Literal["htk", "slaney"] = "htk",
+    norm: Literal["slaney"] | None = None,
     power: float = 2.0,
 ) -> np.ndarray:
     """Mel spectrogram ``F @ |STFT(y)|**power``, shape ``(..., n_mels, n_frames)``."""
     from .dsp.mel import melspectrogram as _mel
 
-    plan = _plan(sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
-                 pad_mode=pad_mode)
+    plan = _plan(
+        sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center, pad_mode=pad_mode
+    )
     return _mel(np.asarray(y), plan, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm, power=power)
 
 
 def log_melspectrogram(
-    y: np.ndarray, *, sr: float, n_fft: int = 512, hop_length: int | None = None, win_length: int | None = None,
-    window: str = "hann", center: bool = False, pad_mode: PadMode = "constant", n_mels: int = 80, fmin: float = 0.0,
-    fmax: float | None = None, mel_scale: Literal["htk", "slaney"] = "htk", norm: Literal["slaney"] | None = None,
-    power: float = 2.0, log: Literal["db", "ln", "log10"] = "db", amin: float | None = None,
-    ref: float | Literal["max"] = 1.0, top_db: float | None = 80.0,
+    y: np.ndarray,
+    *,
+    sr: float,
+    n_fft: int = 512,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: str = "hann",
+    center: bool = False,
+    pad_mode: PadMode = "constant",
+    n_mels: int = 80,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    mel_scale: Literal["htk", "slaney"] = "htk",
+    norm: Literal["slaney"] | None = None,
+    power: float = 2.0,
+    log: Literal["db", "ln", "log10"] = "db",
+    amin: float | None = None,
+    ref: float | Literal["max"] = 1.0,
+    top_db: float | None = 80.0,
 ) -> np.ndarray:
     """Log-mel spectrogram: ``10·log10(max(M, amin)/ref)`` clipped ``top_db`` below the maximum (or ``ln``, ``log10``).
 
@@ -224,36 +326,107 @@ def log_melspectrogram(
     from .dsp.scaling import DB_FACTOR
     from .errors import ParameterError
 
-    plan = _plan(sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
-                 pad_mode=pad_mode)
+    plan = _plan(
+        sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center, pad_mode=pad_mode
+    )
     if log == "log10":
         if power not in (1, 2, 1.0, 2.0):
             raise ParameterError(f"log='log10' needs power 1 or 2, got {power!r}")
-        L = _logmel(np.asarray(y), plan, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm, power=power,
-                    log="db", amin=amin, ref=ref, top_db=top_db)
+        L = _logmel(
+            np.asarray(y),
+            plan,
+            n_mels=n_mels,
+            fmin=fmin,
+            fmax=fmax,
+            scale=mel_scale,
+            norm=norm,
+            power=power,
+            log="db",
+            amin=amin,
+            ref=ref,
+            top_db=top_db,
+        )
         L /= L.dtype.type(DB_FACTOR["power" if power == 2 else "magnitude"])
         return L
-    return _logmel(np.asarray(y), plan, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm, power=power,
-                   log=log, amin=amin, ref=ref, top_db=top_db)
+    return _logmel(
+        np.asarray(y),
+        plan,
+        n_mels=n_mels,
+        fmin=fmin,
+        fmax=fmax,
+        scale=mel_scale,
+        norm=norm,
+        power=power,
+        log=log,
+        amin=amin,
+        ref=ref,
+        top_db=top_db,
+    )
 
 
 #: ``audiokit.mfcc`` defaults per ``compat`` (librosa's argument names); Kaldi takes its own names (below).
 MFCC_PRESETS: dict[str | None, dict[str, Any]] = {
-    None: dict(n_mfcc=20, n_fft=512, hop_length=None, win_length=None, window="hann", center=False,
-               pad_mode="constant", n_mels=80, mel_scale="htk", norm=None, log="db", amin=None, ref=1.0, top_db=80.0),
-    "librosa": dict(n_mfcc=20, n_fft=2048, hop_length=512, win_length=None, window="hann", center=True,
-                    pad_mode="constant", n_mels=128, mel_scale="slaney", norm="slaney", log="db", amin=1e-10, ref=1.0,
-                    top_db=80.0),
-    "torchaudio": dict(n_mfcc=40, n_fft=400, hop_length=200, win_length=None, window="hann", center=True,
-                       pad_mode="reflect", n_mels=128, mel_scale="htk", norm=None, log="db", amin=1e-10, ref=1.0,
-                       top_db=80.0),
+    None: dict(
+        n_mfcc=20,
+        n_fft=512,
+        hop_length=None,
+        win_length=None,
+        window="hann",
+        center=False,
+        pad_mode="constant",
+        n_mels=80,
+        mel_scale="htk",
+        norm=None,
+        log="db",
+        amin=None,
+        ref=1.0,
+        top_db=80.0,
+    ),
+    "librosa": dict(
+        n_mfcc=20,
+        n_fft=2048,
+        hop_length=512,
+        win_length=None,
+        window="hann",
+        center=True,
+        pad_mode="constant",
+        n_mels=128,
+        mel_scale="slaney",
+        norm="slaney",
+        log="db",
+        amin=1e-10,
+        ref=1.0,
+        top_db=80.0,
+    ),
+    "torchaudio": dict(
+        n_mfcc=40,
+        n_fft=400,
+        hop_length=200,
+        win_length=None,
+        window="hann",
+        center=True,
+        pad_mode="reflect",
+        n_mels=128,
+        mel_scale="htk",
+        norm=None,
+        log="db",
+        amin=1e-10,
+        ref=1.0,
+        top_db=80.0,
+    ),
 }
 
 
 def mfcc(
-    y: np.ndarray, *, sr: float, compat: Literal["kaldi", "torchaudio", "librosa"] | None = None,
-    lifter: float | None = None, energy: bool | None = None, deltas: int = 0,
-    delta_method: Literal["kaldi", "librosa"] = "kaldi", cmvn: Literal["none", "utterance", "sliding"] = "none",
+    y: np.ndarray,
+    *,
+    sr: float,
+    compat: Literal["kaldi", "torchaudio", "librosa"] | None = None,
+    lifter: float | None = None,
+    energy: bool | None = None,
+    deltas: int = 0,
+    delta_method: Literal["kaldi", "librosa"] = "kaldi",
+    cmvn: Literal["none", "utterance", "sliding"] = "none",
     **kwargs: Any,
 ) -> np.ndarray:
     """MFCCs ``(..., n_rows, n_frames)``: the orthonormal DCT-II of the log-mel spectrogram, or Kaldi's.
@@ -320,8 +493,9 @@ def mfcc(
     if cmvn != "none":
         C = _features.cmvn(C, mode=cmvn, axis=-1)  # type: ignore[arg-type]
     if order:
-        C = np.concatenate([C] + [_features.delta(C, order=r, method=delta_method, axis=-1)
-                                  for r in range(1, order + 1)], axis=-2)
+        C = np.concatenate(
+            [C] + [_features.delta(C, order=r, method=delta_method, axis=-1) for r in range(1, order + 1)], axis=-2
+        )
     return C
 
 
@@ -333,10 +507,25 @@ def _mfcc_stft(y: np.ndarray, sr: float, p: dict[str, Any], *, lifter: float, en
     from .dsp.scaling import AMIN
     from .errors import ParameterError
 
-    plan = _plan(sr=sr, n_fft=p["n_fft"], hop_length=p["hop_length"], win_length=p["win_length"], window=p["window"],
-                 center=p["center"], pad_mode=p["pad_mode"])
-    fb = _bank(sr=sr, n_fft=plan.n_fft, n_mels=p["n_mels"], fmin=p.get("fmin", 0.0), fmax=p.get("fmax"),
-               scale=p["mel_scale"], norm=p["norm"], dtype=np.float32)
+    plan = _plan(
+        sr=sr,
+        n_fft=p["n_fft"],
+        hop_length=p["hop_length"],
+        win_length=p["win_length"],
+        window=p["window"],
+        center=p["center"],
+        pad_mode=p["pad_mode"],
+    )
+    fb = _bank(
+        sr=sr,
+        n_fft=plan.n_fft,
+        n_mels=p["n_mels"],
+        fmin=p.get("fmin", 0.0),
+        fmax=p.get("fmax"),
+        scale=p["mel_scale"],
+        norm=p["norm"],
+        dtype=np.float32,
+    )
     n_mels = fb.shape[0]
     if energy:
         fb = np.vstack([fb, np.ones((1, fb.shape[1]), dtype=fb.dtype)])
@@ -359,7 +548,12 @@ def _mfcc_stft(y: np.ndarray, sr: float, p: dict[str, Any], *, lifter: float, en
 
 
 def spectrum(
-    y: np.ndarray, *, sr: float, n_fft: int | None = None, window: str = "hann", periodic: bool = True,
+    y: np.ndarray,
+    *,
+    sr: float,
+    n_fft: int | None = None,
+    window: str = "hann",
+    periodic: bool = True,
 ) -> Spectrum:
     """One-sided DFT of the whole signal (windowed, zero-padded to ``n_fft``), as a :class:`~audiokit.dsp.dft.Spectrum`."""
     from .dsp.dft import spectrum as _spectrum
@@ -368,7 +562,11 @@ def spectrum(
 
 
 def find_peaks(
-    spec: Spectrum, *, k: int = 5, threshold_db: float = -60.0, min_separation_hz: float | None = None,
+    spec: Spectrum,
+    *,
+    k: int = 5,
+    threshold_db: float = -60.0,
+    min_separation_hz: float | None = None,
 ) -> list[Peak]:
     """The ``k`` strongest sinusoidal peaks of a one-channel :func:`spectrum`, fitted between bins."""
     from .dsp.peaks import find_peaks as _find_peaks
@@ -377,7 +575,11 @@ def find_peaks(
 
 
 def resample(
-    y: np.ndarray, *, sr: int, target_sr: int, quality: Literal["very-high", "high", "medium", "low", "quick"] = "high",
+    y: np.ndarray,
+    *,
+    sr: int,
+    target_sr: int,
+    quality: Literal["very-high", "high", "medium", "low", "quick"] = "high",
 ) -> np.ndarray:
     """Band-limited sample-rate conversion (soxr); output length ``floor(n·target_sr/sr + 1/2)``."""
     from .dsp.resample import resample as _resample
@@ -388,8 +590,12 @@ def resample(
 
 
 def quantize(
-    y: np.ndarray, *, bits: int, dither: Literal["tpdf", "rpdf", "none"] = "tpdf",
-    noise_shape: Literal["none", "first"] = "none", seed: int | None = None,
+    y: np.ndarray,
+    *,
+    bits: int,
+    dither: Literal["tpdf", "rpdf", "none"] = "tpdf",
+    noise_shape: Literal["none", "first"] = "none",
+    seed: int | None = None,
 ) -> np.ndarray:
     """Round to the B-bit mid-tread grid ``k / 2**(B-1)`` after dither (and optional first-order noise shaping)."""
     from .dsp.quantize import quantize as _quantize
@@ -399,8 +605,13 @@ def quantize(
 
 
 def dehum(
-    y: np.ndarray, *, sr: int, freq: float | None = None, method: Literal["subtract", "erase"] = "subtract",
-    harmonics: int | None = None, threshold_db: float | None = None,
+    y: np.ndarray,
+    *,
+    sr: int,
+    freq: float | None = None,
+    method: Literal["subtract", "erase"] = "subtract",
+    harmonics: int | None = None,
+    threshold_db: float | None = None,
 ) -> DehumResult:
     """Remove mains hum (``freq`` Hz, or None: try 50 and 60); ``.output``, ``.residual``, ``.analysis``."""
     from .dsp.hum import DEFAULT_THRESHOLD_DB

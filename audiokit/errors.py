@@ -18,7 +18,6 @@ class                  exit code  meaning
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 
 class AudiokitError(Exception):

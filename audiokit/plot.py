@@ -146,8 +146,14 @@ def spectrogram_figure(
     axes = fig.subplots(len(images), 1, sharex=True, squeeze=False)[:, 0]
     for index, (ax, image) in enumerate(zip(axes, images, strict=True)):
         mesh = ax.imshow(
-            image, origin="lower", aspect="auto", cmap=cmap, interpolation="nearest",
-            extent=(t_start, t_end, f_low, f_high), vmin=vmin, vmax=vmax,
+            image,
+            origin="lower",
+            aspect="auto",
+            cmap=cmap,
+            interpolation="nearest",
+            extent=(t_start, t_end, f_low, f_high),
+            vmin=vmin,
+            vmax=vmax,
         )
         ax.set_ylabel(ylabel if len(images) == 1 else f"ch {index}: {ylabel}")
         if mel_ticks is not None:

@@ -161,7 +161,7 @@ class _Canvas:
 
     def text_size(self, text: str) -> tuple[int, int]:
         left, top, right, bottom = self.draw.textbbox((0, 0), text, font=self.font, anchor="ls")
-        return right - left, bottom - top
+        return int(right - left), int(bottom - top)
 
     @property
     def line_height(self) -> int:
@@ -221,8 +221,11 @@ def spectrogram_png(
 
     if mel_ticks is not None:
         # a label at most half a band outside (fmax sits at band n_mels) goes on the edge, as matplotlib's set_yticks
-        y_ticks = [(min(max(float(p), f_low), f_high), str(s)) for p, s in zip(mel_ticks[0], mel_ticks[1], strict=True)
-                   if f_low - 0.5 <= p <= f_high + 0.5]
+        y_ticks = [
+            (min(max(float(p), f_low), f_high), str(s))
+            for p, s in zip(mel_ticks[0], mel_ticks[1], strict=True)
+            if f_low - 0.5 <= p <= f_high + 0.5
+        ]
     else:
         values, decimals = nice_ticks(f_low, f_high, y_bins)
         y_ticks = [(v, _label(v, decimals)) for v in values]

@@ -111,9 +111,7 @@ def parse_duration(text: str, *, allow_zero: bool = False) -> Duration:
     """
     match = _DURATION_RE.match(str(text))
     if not match:
-        raise ParameterError(
-            f"invalid duration {text!r}: use e.g. 25ms, 0.025s or a whole number of samples like 400"
-        )
+        raise ParameterError(f"invalid duration {text!r}: use e.g. 25ms, 0.025s or a whole number of samples like 400")
     number, unit = match.group(1), match.group(2)
     value = _exact(number, text, "duration")
     unit_key = unit.lower() if unit else None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from numbers import Integral, Real
+from typing import TypeGuard
 
 import numpy as np
 
@@ -21,12 +22,12 @@ from .errors import ParameterError
 __all__ = ["is_int", "is_real", "check_int", "check_real", "check_choice"]
 
 
-def is_int(value: object) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     """True for Python and numpy integers, False for ``bool``/``numpy.bool_`` and everything else."""
     return isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def is_real(value: object) -> bool:
+def is_real(value: object) -> TypeGuard[float]:
     """True for Python and numpy integers and floats (not ``bool``, not complex)."""
     return isinstance(value, (Real, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
@@ -65,9 +66,7 @@ def check_int(
     return int(value)  # type: ignore[call-overload,no-any-return]
 
 
-def check_real(
-    value: object, name: str, *, positive: bool = False, finite: bool = True, message: str | None = None
-) -> float:
+def check_real(value: object, name: str, *, positive: bool = False, finite: bool = True, message: str | None = None) -> float:
     """Return ``float(value)`` when it is a real number (finite, and > 0 when ``positive``).
 
     Raises
@@ -83,7 +82,9 @@ def check_real(
         ok = False
     if not ok:
         if message is None:
-            message = "{name} must be a " + ("finite " if finite else "") + "number" + (" > 0" if positive else "") + ", got {value!r}"
+            message = (
+                "{name} must be a " + ("finite " if finite else "") + "number" + (" > 0" if positive else "") + ", got {value!r}"
+            )
         raise ParameterError(message.format(name=name, value=value))
     return number
 

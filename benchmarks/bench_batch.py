@@ -160,12 +160,18 @@ def pids_cpu(pids: list[int]) -> float:
 
 
 def env1() -> dict[str, str]:
-    return {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "AUDIOKIT_FFT_THREADS": "1"}
+    return {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "AUDIOKIT_FFT_THREADS": "1",
+    }
 
 
-def run_batch(name: str, corpus: Path, out: Path, extra: list[str], audio_s: float, n: int, cores: int,
-              worker_pids: list[int] | None = None) -> Result:
+def run_batch(
+    name: str, corpus: Path, out: Path, extra: list[str], audio_s: float, n: int, cores: int, worker_pids: list[int] | None = None
+) -> Result:
     shutil.rmtree(out, ignore_errors=True)
     argv = [*AUDIOKIT, "batch", "mel", str(corpus), "--out", str(out), "-q", "--json", *extra]
     cpu0, workers0 = children_cpu(), pids_cpu(worker_pids or [])
@@ -206,8 +212,15 @@ def run_shell_loop(files: list[tuple[Path, float]], out: Path) -> Result:
     peak = sampler.stop()
     if proc.returncode:
         raise SystemExit("the shell loop failed")
-    return Result(f"shell loop of `audiokit mel` ({len(files)} files)", len(files), sum(s for _, s in files), wall, 1, peak,
-                  children_cpu() - cpu0)
+    return Result(
+        f"shell loop of `audiokit mel` ({len(files)} files)",
+        len(files),
+        sum(s for _, s in files),
+        wall,
+        1,
+        peak,
+        children_cpu() - cpu0,
+    )
 
 
 LIBROSA_LOOP = """
@@ -266,10 +279,15 @@ class DaskCluster:
         self.address = f"tcp://127.0.0.1:{port}"
         log = open(log_dir / "dask.log", "wb")
         common = dict(stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env1())
-        self.procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-                                       **common)]
-        self.workers = [subprocess.Popen([DASK, "worker", self.address, "--nthreads", "1", "--no-nanny",
-                                          "--no-dashboard", "--host", "127.0.0.1"], **common) for _ in range(workers)]
+        self.procs = [
+            subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"], **common)
+        ]
+        self.workers = [
+            subprocess.Popen(
+                [DASK, "worker", self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"], **common
+            )
+            for _ in range(workers)
+        ]
         self.procs += self.workers
         import distributed
 
@@ -303,10 +321,8 @@ def main() -> None:
         audio = sum(s for _, s in files)
         print(f"corpus: {len(files)} utterances, {audio / 3600:.2f} h, made in {time.perf_counter() - t0:.1f} s")
         results: dict[str, Result] = {}
-        results["jobs1"] = run_batch("audiokit batch --jobs 1", tmp / "corpus", tmp / "o1", ["--jobs", "1"], audio,
-                                     len(files), 1)
-        results["jobs2"] = run_batch("audiokit batch --jobs 2", tmp / "corpus", tmp / "o2", ["--jobs", "2"], audio,
-                                     len(files), 2)
+        results["jobs1"] = run_batch("audiokit batch --jobs 1", tmp / "corpus", tmp / "o1", ["--jobs", "1"], audio, len(files), 1)
+        results["jobs2"] = run_batch("audiokit batch --jobs 2", tmp / "corpus", tmp / "o2", ["--jobs", "2"], audio, len(files), 2)
         try:
             import distributed  # noqa: F401
         except ImportError:
@@ -314,9 +330,16 @@ def main() -> None:
         else:
             cluster = DaskCluster(2, tmp)
             try:
-                results["dask"] = run_batch("audiokit batch --scheduler (2 Dask workers)", tmp / "corpus", tmp / "o3",
-                                            ["--scheduler", cluster.address], audio, len(files), 2,
-                                            worker_pids=[w.pid for w in cluster.workers])
+                results["dask"] = run_batch(
+                    "audiokit batch --scheduler (2 Dask workers)",
+                    tmp / "corpus",
+                    tmp / "o3",
+                    ["--scheduler", cluster.address],
+                    audio,
+                    len(files),
+                    2,
+                    worker_pids=[w.pid for w in cluster.workers],
+                )
             finally:
                 cluster.stop()
         results["shell"] = run_shell_loop(files[: args.shell_files], tmp / "shell")
@@ -326,20 +349,41 @@ def main() -> None:
         except ImportError:
             print("kaldi-native-fbank not installed: no kaldi row")
         else:
-            results["kaldi"] = run_python_loop("kaldi-native-fbank loop", KALDI_LOOP, files[: args.loop_files],
-                                               tmp / "kaldi")
+            results["kaldi"] = run_python_loop("kaldi-native-fbank loop", KALDI_LOOP, files[: args.loop_files], tmp / "kaldi")
     base = results["jobs1"]
     rows = []
-    names = {"jobs1": "audiokit batch --jobs 1", "jobs2": "audiokit batch --jobs 2",
-             "dask": "audiokit batch, Dask 2 workers"}
+    names = {"jobs1": "audiokit batch --jobs 1", "jobs2": "audiokit batch --jobs 2", "dask": "audiokit batch, Dask 2 workers"}
     for key, r in results.items():
-        rows.append([names.get(key, r.name), r.files, f"{r.audio_s / 3600:.2f}", f"{r.wall_s:.1f}",
-                     f"{r.files_per_s:.1f}", f"{r.rt_per_core:.0f}", f"{r.cpu_s:.1f}", f"{r.rt_per_cpu_s:.0f}",
-                     f"{r.peak_rss_mib:.0f}" if r.peak_rss_mib else "-",
-                     fmt_ratio(base.rt_per_cpu_s / r.rt_per_cpu_s) if key != "jobs1" else "1.00x"])
-    print_table(["contender", "files", "audio h", "wall s", "files/s", "x real time per core (wall)", "CPU s",
-                 "x real time per CPU s", "peak RSS/worker MiB", "--jobs 1 per CPU s ÷ this"], rows,
-                title="log-mel 80, .npy per utterance")
+        rows.append(
+            [
+                names.get(key, r.name),
+                r.files,
+                f"{r.audio_s / 3600:.2f}",
+                f"{r.wall_s:.1f}",
+                f"{r.files_per_s:.1f}",
+                f"{r.rt_per_core:.0f}",
+                f"{r.cpu_s:.1f}",
+                f"{r.rt_per_cpu_s:.0f}",
+                f"{r.peak_rss_mib:.0f}" if r.peak_rss_mib else "-",
+                fmt_ratio(base.rt_per_cpu_s / r.rt_per_cpu_s) if key != "jobs1" else "1.00x",
+            ]
+        )
+    print_table(
+        [
+            "contender",
+            "files",
+            "audio h",
+            "wall s",
+            "files/s",
+            "x real time per core (wall)",
+            "CPU s",
+            "x real time per CPU s",
+            "peak RSS/worker MiB",
+            "--jobs 1 per CPU s ÷ this",
+        ],
+        rows,
+        title="log-mel 80, .npy per utterance",
+    )
     checks = [
         ("--jobs 1 x real time per core (wall)", base.rt_per_core, 1500.0, True),
         ("--jobs 1 x real time per CPU second", base.rt_per_cpu_s, 1500.0, True),
@@ -350,12 +394,13 @@ def main() -> None:
         ("--jobs 2 / --jobs 1 (files/s, wall)", results["jobs2"].files_per_s / base.files_per_s, 1.7, True),
     ]
     if "dask" in results:
-        checks.append(("--jobs 2 / Dask (files/s, wall)", results["jobs2"].files_per_s / results["dask"].files_per_s,
-                       1.3, False))
+        checks.append(("--jobs 2 / Dask (files/s, wall)", results["jobs2"].files_per_s / results["dask"].files_per_s, 1.3, False))
     peak = max(r.peak_rss_mib or 0 for k, r in results.items() if k in ("jobs1", "jobs2", "dask"))
     checks.append(("peak RSS per batch worker (MiB)", peak, 300.0, False))
-    rows = [[what, f"{'>=' if higher else '<='} {target:g}", f"{value:.2f}",
-             target_status(value, target, higher_is_better=higher)] for what, value, target, higher in checks]
+    rows = [
+        [what, f"{'>=' if higher else '<='} {target:g}", f"{value:.2f}", target_status(value, target, higher_is_better=higher)]
+        for what, value, target, higher in checks
+    ]
     print_table(["target", "goal", "measured", "status"], rows, title="targets (issue 10)")
     print(machine_line({"uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}))
 

@@ -81,7 +81,7 @@ from common import (  # noqa: E402
 STARTUP_TARGET_S = 0.3
 RSS_TARGET_MIB = 300.0
 
-LIBROSA_SPECTROGRAM = r'''
+LIBROSA_SPECTROGRAM = r"""
 import sys
 import numpy as np
 import matplotlib
@@ -98,9 +98,9 @@ img = librosa.display.specshow(S_db, sr=sr, hop_length=512, x_axis="time", y_axi
 fig.colorbar(img, ax=ax, format="%+2.0f dB")
 ax.set_title(path)
 fig.savefig(out)
-'''
+"""
 
-LIBROSA_LOGMEL = r'''
+LIBROSA_LOGMEL = r"""
 import sys
 import numpy as np
 import librosa
@@ -110,9 +110,9 @@ y, sr = librosa.load(path, sr=None)
 M = librosa.feature.melspectrogram(y=y, sr=sr, n_fft=400, hop_length=160, n_mels=80, htk=True, norm=None,
                                    center=False)
 np.save(out, librosa.power_to_db(M, ref=np.max, top_db=80.0).astype(np.float32))
-'''
+"""
 
-PROFILE_HELPER = r'''
+PROFILE_HELPER = r"""
 import cProfile, json, pstats, sys, time
 t0 = time.perf_counter()
 from audiokit.cli.app import main
@@ -130,7 +130,7 @@ for (fname, line, func), (cc, nc, tt, ct, callers) in stats.stats.items():
     rows.append([fname, line, func, nc, tt, ct])
 with open(sys.argv[1], "w") as fh:
     json.dump({"import_s": t_import, "mpl_s": t_mpl, "run_s": t_run, "code": code, "rows": rows}, fh)
-'''
+"""
 
 # (label, file suffix, function name(s)[, "own"]): cumulative (or own) time of the functions in the profile.
 # ufuncs (np.multiply, np.log10, ...) are not profiled separately: their time is the caller's own time.
@@ -162,22 +162,19 @@ def audiokit_exe() -> list[str]:
 
 def importtime_offenders(top: int = 15) -> list[list[str]]:
     """Top ``top`` imports of ``python -X importtime -m audiokit --version`` by cumulative time."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "audiokit", "--version"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "audiokit", "--version"], capture_output=True, text=True)
     rows = []
     for line in proc.stderr.splitlines():
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S.*)$", line)
         if m:
             rows.append((int(m.group(2)), int(m.group(1)), len(m.group(3)) // 2, m.group(4)))
     rows.sort(reverse=True)
-    return [[f"{'. ' * depth}{name}", f"{cum / 1000:.0f} ms", f"{self_ / 1000:.0f} ms"]
-            for cum, self_, depth, name in rows[:top]]
+    return [[f"{'. ' * depth}{name}", f"{cum / 1000:.0f} ms", f"{self_ / 1000:.0f} ms"] for cum, self_, depth, name in rows[:top]]
 
 
 def profile_spectrogram(exe_args: list[str], json_path: Path) -> tuple[list[list[str]], list[list[str]], float, float]:
     """cProfile one audiokit run in a helper; return (stage rows, top tottime rows, import s, run s)."""
-    proc = subprocess.run([sys.executable, "-c", PROFILE_HELPER, str(json_path), *exe_args], capture_output=True,
-                          text=True)
+    proc = subprocess.run([sys.executable, "-c", PROFILE_HELPER, str(json_path), *exe_args], capture_output=True, text=True)
     if proc.returncode != 0 or not json_path.exists():
         raise RuntimeError(f"profile helper failed: {proc.stderr[-1500:]}")
     data = json.loads(json_path.read_text())
@@ -194,15 +191,15 @@ def profile_spectrogram(exe_args: list[str], json_path: Path) -> tuple[list[list
         funcs = (funcs,) if isinstance(funcs, str) else funcs
         return sum(r[4] for r in rows if suffix in r[0].replace("\\", "/") and r[2] in funcs)
 
-    stage_rows = [["import audiokit.cli.app (not profiled)", fmt_s(data["import_s"]), ""],
-                  ]
+    stage_rows = [
+        ["import audiokit.cli.app (not profiled)", fmt_s(data["import_s"]), ""],
+    ]
     for label, suffix, funcs, *how in PROFILE_STAGES:
         t = own(suffix, funcs) if how else cum(suffix, funcs)
         stage_rows.append([label, fmt_s(t), f"{t / run_s:.0%}"])
     stage_rows.append(["total profiled run (main)", fmt_s(run_s), "100%"])
     top = sorted(rows, key=lambda r: -r[4])[:12]
-    top_rows = [[f"{Path(r[0]).name}:{r[1]}({r[2]})" if r[0] != "~" else r[2], str(r[3]), fmt_s(r[4]), fmt_s(r[5])]
-                for r in top]
+    top_rows = [[f"{Path(r[0]).name}:{r[1]}({r[2]})" if r[0] != "~" else r[2], str(r[3]), fmt_s(r[4]), fmt_s(r[5])] for r in top]
     return stage_rows, top_rows, data["import_s"], run_s
 
 
@@ -260,8 +257,9 @@ def target_rows(ak: list[str], sox: str | None, tmp: Path, fresh, repeats: int, 
         "resample": lambda: ak + ["resample", str(small), "--to", "8k", "-o", fresh(".wav"), "-q"],
         "quantize": lambda: ak + ["quantize", str(small), "--bits", "8", "-o", fresh(".wav"), "-q"],
         "spec_png": lambda: ak + ["spectrogram", str(utt), "-o", fresh(".png"), "-q"],
-        "long_png": lambda: ak + ["spectrogram", str(long), "--nfft", "2048", "--win", "2048", "--hop", "512", "-o",
-                                  fresh(".png"), "-q"],
+        "long_png": lambda: (
+            ak + ["spectrogram", str(long), "--nfft", "2048", "--win", "2048", "--hop", "512", "-o", fresh(".png"), "-q"]
+        ),
     }
     if sox:
         cmds["sox"] = lambda: [sox, str(long), "-n", "spectrogram", "-o", fresh(".png")]
@@ -275,22 +273,37 @@ def target_rows(ak: list[str], sox: str | None, tmp: Path, fresh, repeats: int, 
     def spread(r) -> str:
         return f"{fmt_s(min(x.wall for x in r.runs))} - {fmt_s(max(x.wall for x in r.runs))}"
 
-    rows = [[f"baseline: {name}", fmt_s(res[name].median), spread(res[name]), "", "", fmt_mib(res[name].peak_rss_mib), ""]
-            for name in ("numpy", "numpy+soundfile", "sox") if name in res]
-    targets = TARGETS + ([("(as found: " + " ".join(ak_found) + ") mel --npy", "mel_npy_found", "numpy+soundfile", 1.6)]
-                         if not as_found else [])
+    rows = [
+        [f"baseline: {name}", fmt_s(res[name].median), spread(res[name]), "", "", fmt_mib(res[name].peak_rss_mib), ""]
+        for name in ("numpy", "numpy+soundfile", "sox")
+        if name in res
+    ]
+    targets = TARGETS + (
+        [("(as found: " + " ".join(ak_found) + ") mel --npy", "mel_npy_found", "numpy+soundfile", 1.6)] if not as_found else []
+    )
     for label, key, base, target in targets:
         if base not in res:
             continue
         r = res[key]
         ratio = r.median / res[base].median
-        rows.append([label, fmt_s(r.median), spread(r), f"{ratio:.2f}x {base}", f"<= {target}x",
-                     fmt_mib(r.peak_rss_mib),
-                     target_status(ratio, target, higher_is_better=False) + (" (FAILED)" if r.failed else "")])
-    print_table(["command", "median", "min - max", "ratio (medians, same rounds)", "target", "peak RSS MiB", "status"],
-                rows, title=f"issue 13 targets: {repeats} alternating rounds; load avg (1 min) {load_start:.2f} at the "
-                            f"start, {load_end:.2f} at the end, {os.cpu_count()} cores; audiokit = "
-                            + ("as found" if as_found else "a byte-compiled copy of the package"))
+        rows.append(
+            [
+                label,
+                fmt_s(r.median),
+                spread(r),
+                f"{ratio:.2f}x {base}",
+                f"<= {target}x",
+                fmt_mib(r.peak_rss_mib),
+                target_status(ratio, target, higher_is_better=False) + (" (FAILED)" if r.failed else ""),
+            ]
+        )
+    print_table(
+        ["command", "median", "min - max", "ratio (medians, same rounds)", "target", "peak RSS MiB", "status"],
+        rows,
+        title=f"issue 13 targets: {repeats} alternating rounds; load avg (1 min) {load_start:.2f} at the "
+        f"start, {load_end:.2f} at the end, {os.cpu_count()} cores; audiokit = "
+        + ("as found" if as_found else "a byte-compiled copy of the package"),
+    )
     for f in tmp.glob("out*"):
         f.unlink()
 
@@ -303,11 +316,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats-4h", type=int, default=1, help="runs per command on the 4-hour file (default 1)")
     ap.add_argument("--no-4h", action="store_true", help="skip the 4-hour file")
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile breakdown")
-    ap.add_argument("--as-found", action="store_true",
-                    help="targets: run the audiokit found (maybe without .pyc) instead of a byte-compiled copy")
+    ap.add_argument(
+        "--as-found",
+        action="store_true",
+        help="targets: run the audiokit found (maybe without .pyc) instead of a byte-compiled copy",
+    )
     ap.add_argument("--target-repeats", type=int, default=7, help="alternating rounds of the issue 13 targets (default 7)")
-    ap.add_argument("--only", nargs="+", choices=["startup", "spectrogram", "mel", "mel4h", "targets", "profile"],
-                    default=["startup", "spectrogram", "mel", "mel4h", "targets", "profile"])
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        choices=["startup", "spectrogram", "mel", "mel4h", "targets", "profile"],
+        default=["startup", "spectrogram", "mel", "mel4h", "targets", "profile"],
+    )
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (prints its path)")
     args = ap.parse_args(argv)
     only = set(args.only)
@@ -325,8 +345,11 @@ def main(argv: list[str] | None = None) -> int:
     sox_ver = subprocess.run([sox, "--version"], capture_output=True, text=True).stdout.strip() if sox else "not installed"
     print("# " + machine_line({"threads": "as found (no limits)"}))
     print("# " + ", ".join(f"{k} {v}" for k, v in ver.items()) + f"; {sox_ver}; audiokit = {' '.join(ak)}")
-    print(f"# files: spectrogram {spec_seconds:g} s at 44.1 kHz, mel {mel_seconds:g} s at 16 kHz"
-          + ("" if "mel4h" not in only else ", 14400 s at 16 kHz") + "; all mono PCM_16 WAV")
+    print(
+        f"# files: spectrogram {spec_seconds:g} s at 44.1 kHz, mel {mel_seconds:g} s at 16 kHz"
+        + ("" if "mel4h" not in only else ", 14400 s at 16 kHz")
+        + "; all mono PCM_16 WAV"
+    )
 
     with temp_dir(keep=args.keep) as tmp:
         counter = iter(range(10**9))
@@ -351,14 +374,26 @@ def main(argv: list[str] | None = None) -> int:
                 status = ""
                 if name.startswith("audiokit"):
                     status = target_status(r.median, STARTUP_TARGET_S, higher_is_better=False)
-                rows.append([name, fmt_s(r.median), f"{fmt_s(min(x.wall for x in r.runs))} - "
-                             f"{fmt_s(max(x.wall for x in r.runs))}", fmt_mib(r.peak_rss_mib),
-                             status + (" (FAILED)" if r.failed else "")])
-            print_table(["command", "median", "min - max", "peak RSS MiB", f"target <= {STARTUP_TARGET_S} s"], rows,
-                        title=f"start-up, medians of {args.startup_repeats}")
+                rows.append(
+                    [
+                        name,
+                        fmt_s(r.median),
+                        f"{fmt_s(min(x.wall for x in r.runs))} - {fmt_s(max(x.wall for x in r.runs))}",
+                        fmt_mib(r.peak_rss_mib),
+                        status + (" (FAILED)" if r.failed else ""),
+                    ]
+                )
+            print_table(
+                ["command", "median", "min - max", "peak RSS MiB", f"target <= {STARTUP_TARGET_S} s"],
+                rows,
+                title=f"start-up, medians of {args.startup_repeats}",
+            )
             if res["audiokit --version"].median > STARTUP_TARGET_S:
-                print_table(["module (python -X importtime -m audiokit --version)", "cumulative", "self"],
-                            importtime_offenders(), title="import-time offenders (top by cumulative time)")
+                print_table(
+                    ["module (python -X importtime -m audiokit --version)", "cumulative", "self"],
+                    importtime_offenders(),
+                    title="import-time offenders (top by cumulative time)",
+                )
 
         # ------------------------------------------------------------- spectrogram PNG
         spec_wav = None
@@ -369,8 +404,10 @@ def main(argv: list[str] | None = None) -> int:
             lib_script = tmp / "librosa_spectrogram.py"
             lib_script.write_text(LIBROSA_SPECTROGRAM)
             cmds = {
-                "audiokit spectrogram": lambda: ak + ["spectrogram", str(spec_wav), "--nfft", "2048", "--win", "2048",
-                                                      "--hop", "512", "-o", fresh(".png"), "-q"],
+                "audiokit spectrogram": lambda: (
+                    ak
+                    + ["spectrogram", str(spec_wav), "--nfft", "2048", "--win", "2048", "--hop", "512", "-o", fresh(".png"), "-q"]
+                ),
                 "librosa script": lambda: [sys.executable, str(lib_script), str(spec_wav), fresh(".png")],
             }
             if sox:
@@ -383,33 +420,48 @@ def main(argv: list[str] | None = None) -> int:
             for name, r in res.items():
                 ratio = r.median / base
                 tgt = targets.get(name)
-                rows.append([name, fmt_s(r.median), f"{fmt_s(min(x.wall for x in r.runs))} - "
-                             f"{fmt_s(max(x.wall for x in r.runs))}", fmt_ratio(ratio), fmt_mib(r.peak_rss_mib),
-                             (f"{tgt[1]}: {target_status(ratio, tgt[0])}" if tgt else "")
-                             + (" (FAILED)" if r.failed else "")])
-            print_table(["command", "median", "min - max", "ratio vs audiokit", "peak RSS MiB", "target"], rows,
-                        title=f"spectrogram PNG of {spec_seconds:g} s at 44.1 kHz, medians of {args.repeats}")
+                rows.append(
+                    [
+                        name,
+                        fmt_s(r.median),
+                        f"{fmt_s(min(x.wall for x in r.runs))} - {fmt_s(max(x.wall for x in r.runs))}",
+                        fmt_ratio(ratio),
+                        fmt_mib(r.peak_rss_mib),
+                        (f"{tgt[1]}: {target_status(ratio, tgt[0])}" if tgt else "") + (" (FAILED)" if r.failed else ""),
+                    ]
+                )
+            print_table(
+                ["command", "median", "min - max", "ratio vs audiokit", "peak RSS MiB", "target"],
+                rows,
+                title=f"spectrogram PNG of {spec_seconds:g} s at 44.1 kHz, medians of {args.repeats}",
+            )
 
         # ------------------------------------------------------------- mel RSS
         def mel_rows(wav: Path, repeats: int, with_librosa: bool, label: str):
             cmds = {
                 "audiokit mel --npy": lambda: ak + ["mel", str(wav), "--npy", fresh(".npy"), "-q"],
-                "audiokit mel --npy -o PNG": lambda: ak + ["mel", str(wav), "--npy", fresh(".npy"), "-o",
-                                                           fresh(".png"), "-q"],
+                "audiokit mel --npy -o PNG": lambda: ak + ["mel", str(wav), "--npy", fresh(".npy"), "-o", fresh(".png"), "-q"],
             }
             if with_librosa:
                 script = tmp / "librosa_logmel.py"
                 script.write_text(LIBROSA_LOGMEL)
-                cmds["librosa log-mel script (context)"] = lambda: [sys.executable, str(script), str(wav),
-                                                                    fresh(".npy")]
+                cmds["librosa log-mel script (context)"] = lambda: [sys.executable, str(script), str(wav), fresh(".npy")]
             res = time_commands(cmds, repeats, label=label)
             base = res["audiokit mel --npy"].median
             rows = []
             for name, r in res.items():
                 rss = r.peak_rss_mib
                 status = target_status(rss, RSS_TARGET_MIB, higher_is_better=False) if name.startswith("audiokit") else ""
-                rows.append([label, name, fmt_s(r.median), fmt_ratio(r.median / base), fmt_mib(rss),
-                             status + (" (FAILED)" if r.failed else "")])
+                rows.append(
+                    [
+                        label,
+                        name,
+                        fmt_s(r.median),
+                        fmt_ratio(r.median / base),
+                        fmt_mib(rss),
+                        status + (" (FAILED)" if r.failed else ""),
+                    ]
+                )
             for f in tmp.glob("out*.npy"):
                 f.unlink()
             return rows
@@ -428,9 +480,18 @@ def main(argv: list[str] | None = None) -> int:
             mel_table += mel_rows(wav, args.repeats_4h, False, "4 h")
             wav.unlink()
         if mel_table:
-            print_table(["file", "command", "median wall", "ratio vs audiokit --npy", "peak RSS MiB",
-                         f"target <= {RSS_TARGET_MIB:g} MiB"], mel_table,
-                        title=f"audiokit mel peak RSS, 16 kHz mono (medians of {args.repeats}; 4 h: {args.repeats_4h} run)")
+            print_table(
+                [
+                    "file",
+                    "command",
+                    "median wall",
+                    "ratio vs audiokit --npy",
+                    "peak RSS MiB",
+                    f"target <= {RSS_TARGET_MIB:g} MiB",
+                ],
+                mel_table,
+                title=f"audiokit mel peak RSS, 16 kHz mono (medians of {args.repeats}; 4 h: {args.repeats_4h} run)",
+            )
 
         # ------------------------------------------------------------- issue 13 targets
         if "targets" in only:
@@ -440,13 +501,19 @@ def main(argv: list[str] | None = None) -> int:
         if "profile" in only:
             print("# profiling audiokit spectrogram ...", file=sys.stderr)
             stage_rows, top_rows, _, _ = profile_spectrogram(
-                ["spectrogram", str(spec_wav), "--nfft", "2048", "--win", "2048", "--hop", "512", "-o",
-                 fresh(".png"), "-q"], tmp / "profile.json")
-            print_table(["stage (cProfile cumulative)", "time", "share of run"], stage_rows,
-                        title=f"profile: audiokit spectrogram, {spec_seconds:g} s at 44.1 kHz -> PNG")
+                ["spectrogram", str(spec_wav), "--nfft", "2048", "--win", "2048", "--hop", "512", "-o", fresh(".png"), "-q"],
+                tmp / "profile.json",
+            )
+            print_table(
+                ["stage (cProfile cumulative)", "time", "share of run"],
+                stage_rows,
+                title=f"profile: audiokit spectrogram, {spec_seconds:g} s at 44.1 kHz -> PNG",
+            )
             print_table(["function", "calls", "own", "cumulative"], top_rows, title="top functions by own time")
-            print("\n(cProfile adds overhead per Python call, which inflates matplotlib's Python-heavy drawing code;\n"
-                  " shares are indicative.  The imports are timed without the profiler.)")
+            print(
+                "\n(cProfile adds overhead per Python call, which inflates matplotlib's Python-heavy drawing code;\n"
+                " shares are indicative.  The imports are timed without the profiler.)"
+            )
     print(f"\n# load avg at the end {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -83,8 +83,19 @@ def section(title: str, funcs: dict, repeats: int, base: str, targets: dict, acc
         peak = traced_peak_mb(funcs[name]) if memory else None
         ratio = t.median / res[base].median
         target = targets.get(name)
-        rows.append([title, name, fmt_s(t.median), t.spread, fmt_s(t.first), fmt_ratio(ratio), fmt_mib(peak),
-                     acc.get(name, ""), target_status(ratio, target) if target else ""])
+        rows.append(
+            [
+                title,
+                name,
+                fmt_s(t.median),
+                t.spread,
+                fmt_s(t.first),
+                fmt_ratio(ratio),
+                fmt_mib(peak),
+                acc.get(name, ""),
+                target_status(ratio, target) if target else "",
+            ]
+        )
     return rows
 
 
@@ -113,8 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# input: {seconds:g} s at {SR} Hz float32 mono ({int(seconds * SR)} samples); repeats {args.repeats}")
     x = test_signal(seconds, SR)
     x16 = (x * 32768.0).astype(np.float32)  # kaldi-native-fbank takes int16-scale samples
-    headers = ["section", "contender", "median", "min-max", "first call", "ratio vs audiokit", "peak MiB",
-               "accuracy", "target"]
+    headers = ["section", "contender", "median", "min-max", "first call", "ratio vs audiokit", "peak MiB", "accuracy", "target"]
     rows: list[list[str]] = []
 
     def kaldi_acc(ours: np.ndarray, ref: np.ndarray, mfcc: bool) -> str:
@@ -134,9 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         func = kaldi_mfcc if is_mfcc else kaldi_fbank
         print(f"# {kind}: accuracy vs kaldi-native-fbank ...", file=sys.stderr)
         ref = knf_run(x16, is_mfcc, True)
-        acc = {"audiokit float64": kaldi_acc(func(x, sr=SR), ref, is_mfcc),
-               "audiokit float32": kaldi_acc(func(x, sr=SR, dtype=np.float32), ref, is_mfcc),
-               "kaldi-native-fbank compute": "(reference)"}
+        acc = {
+            "audiokit float64": kaldi_acc(func(x, sr=SR), ref, is_mfcc),
+            "audiokit float32": kaldi_acc(func(x, sr=SR, dtype=np.float32), ref, is_mfcc),
+            "kaldi-native-fbank compute": "(reference)",
+        }
         del ref
         funcs = {
             "audiokit float64": lambda f=func: f(x, sr=SR),
@@ -147,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         targets = {"kaldi-native-fbank compute": TARGET_KNF}
         if is_mfcc:
             funcs["librosa mfcc (same framing, 23 mels)"] = lambda: librosa.feature.mfcc(
-                y=x, sr=SR, n_mfcc=13, n_fft=512, hop_length=160, win_length=400, n_mels=23)
+                y=x, sr=SR, n_mfcc=13, n_fft=512, hop_length=160, win_length=400, n_mels=23
+            )
             targets["librosa mfcc (same framing, 23 mels)"] = TARGET_LIBROSA
         rows += section(f"Kaldi {kind}", funcs, args.repeats, "audiokit float64", targets, acc, memory)
         gc.collect()
@@ -164,13 +177,21 @@ def main(argv: list[str] | None = None) -> int:
 
         print("# librosa-style mfcc: accuracy ...", file=sys.stderr)
         a, b = ours(), theirs()
-        acc = {"audiokit log_melspectrogram + features.mfcc":
-               f"max rel {np.max(np.abs(a - b)) / np.max(np.abs(b)):.1e} (shape {a.shape} vs {b.shape})",
-               "librosa.feature.mfcc": "(reference)"}
+        acc = {
+            "audiokit log_melspectrogram + features.mfcc": f"max rel {np.max(np.abs(a - b)) / np.max(np.abs(b)):.1e} (shape {a.shape} vs {b.shape})",
+            "librosa.feature.mfcc": "(reference)",
+        }
         del a, b
         funcs = {"audiokit log_melspectrogram + features.mfcc": ours, "librosa.feature.mfcc": theirs}
-        rows += section("librosa-style MFCC", funcs, args.repeats, "audiokit log_melspectrogram + features.mfcc",
-                        {"librosa.feature.mfcc": TARGET_LIBROSA}, acc, memory)
+        rows += section(
+            "librosa-style MFCC",
+            funcs,
+            args.repeats,
+            "audiokit log_melspectrogram + features.mfcc",
+            {"librosa.feature.mfcc": TARGET_LIBROSA},
+            acc,
+            memory,
+        )
 
     print_table(headers, rows)
     return 0

@@ -64,16 +64,16 @@ def main(argv: list[str] | None = None) -> int:
             res = CmdResult(label)
             npy = tmp / "out.npy"
             for _ in range(args.repeats):
-                res.runs.append(run_measured([sys.executable, "-m", "audiokit", *cmd, str(wav), "--npy", str(npy),
-                                              "--quiet"], env=env))
+                res.runs.append(
+                    run_measured([sys.executable, "-m", "audiokit", *cmd, str(wav), "--npy", str(npy), "--quiet"], env=env)
+                )
             if res.failed:
                 print(f"| {label} | failed: {res.failed[0].stderr.strip()[-200:]} | | |")
                 continue
             rss = res.peak_rss_mib or float("nan")
             worst = max(worst, rss) if label.startswith("mfcc --compat kaldi") else worst
             print(f"| `audiokit {label} --npy` | {res.median:.1f} | {rss:.0f} | {npy.stat().st_size / 1e6:.0f} |")
-        print(f"\ntarget: peak RSS <= 300 MiB for mfcc --compat kaldi: {'met' if worst <= 300 else 'NOT met'} "
-              f"({worst:.0f} MiB)")
+        print(f"\ntarget: peak RSS <= 300 MiB for mfcc --compat kaldi: {'met' if worst <= 300 else 'NOT met'} ({worst:.0f} MiB)")
     return 0
 
 

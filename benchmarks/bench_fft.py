@@ -89,8 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nfft", type=int, nargs="+", default=[400, 512, 2048])
     parser.add_argument("--frames", type=int, default=4000)
     parser.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
-    parser.add_argument("--threads", type=int, nargs="+", default=[2],
-                        help="extra FFTW thread counts compared with 1 thread (default: 2)")
+    parser.add_argument(
+        "--threads", type=int, nargs="+", default=[2], help="extra FFTW thread counts compared with 1 thread (default: 2)"
+    )
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--quick", action="store_true", help="6 repeats")
     parser.add_argument("--inverse", action="store_true", help="also time irfft")
@@ -98,11 +99,15 @@ def main(argv: list[str] | None = None) -> int:
     repeats = 6 if args.quick else args.repeats
 
     have_fftw = "fftw" in available_backends()
-    print(f"# numpy {np.__version__}, scipy {scipy.__version__}, backends {available_backends()}, "
-          f"cpus {os.cpu_count()}, load avg {os.getloadavg()[0]:.2f}, repeats {repeats}, "
-          f"frames {args.frames}")
-    header = (f"{'op':5} {'n_fft':>5} {'dtype':7} {'implementation':22} {'median ms':>9} "
-              f"{'frames/s':>10} {'GFLOP/s':>7} {'x scipy':>7} {'x numpy':>7} {'peak MB':>7}")
+    print(
+        f"# numpy {np.__version__}, scipy {scipy.__version__}, backends {available_backends()}, "
+        f"cpus {os.cpu_count()}, load avg {os.getloadavg()[0]:.2f}, repeats {repeats}, "
+        f"frames {args.frames}"
+    )
+    header = (
+        f"{'op':5} {'n_fft':>5} {'dtype':7} {'implementation':22} {'median ms':>9} "
+        f"{'frames/s':>10} {'GFLOP/s':>7} {'x scipy':>7} {'x numpy':>7} {'peak MB':>7}"
+    )
     print(header)
     print("-" * len(header))
     rng = np.random.default_rng(0)
@@ -113,26 +118,23 @@ def main(argv: list[str] | None = None) -> int:
             for dtype in args.dtypes:
                 frames = rng.standard_normal((args.frames, n_fft)).astype(dtype)
                 data = frames if op == "rfft" else scipy.fft.rfft(frames, axis=-1)
-                ref = (scipy.fft.rfft(data, axis=-1) if op == "rfft"
-                       else scipy.fft.irfft(data, n_fft, axis=-1))
+                ref = scipy.fft.rfft(data, axis=-1) if op == "rfft" else scipy.fft.irfft(data, n_fft, axis=-1)
 
-                def engine_call(name, threads, d=data, n=n_fft):
+                def engine_call(name, threads, d=data, n=n_fft, forward=op == "rfft"):
                     be = get_backend(name, threads=threads)
-                    if op == "rfft":
+                    if forward:
                         return lambda: be.rfft(d)
                     return lambda: be.irfft(d, n)
 
                 if op == "rfft":
                     funcs = {
                         "numpy.fft": lambda d=data: np.fft.rfft(d, axis=-1),
-                        "scipy.fft (workers=1)":
-                            lambda d=data: scipy.fft.rfft(d, axis=-1, workers=1),
+                        "scipy.fft (workers=1)": lambda d=data: scipy.fft.rfft(d, axis=-1, workers=1),
                     }
                 else:
                     funcs = {
                         "numpy.fft": lambda d=data, n=n_fft: np.fft.irfft(d, n, axis=-1),
-                        "scipy.fft (workers=1)":
-                            lambda d=data, n=n_fft: scipy.fft.irfft(d, n, axis=-1, workers=1),
+                        "scipy.fft (workers=1)": lambda d=data, n=n_fft: scipy.fft.irfft(d, n, axis=-1, workers=1),
                     }
                 engines = [("scipy", 1)] + ([("fftw", 1)] if have_fftw else [])
                 first = {}
@@ -149,24 +151,28 @@ def main(argv: list[str] | None = None) -> int:
                 med = _median_times(funcs, repeats)
                 flop = args.frames * 2.5 * n_fft * math.log2(n_fft)
                 for label, t in med.items():
-                    print(f"{op:5} {n_fft:5d} {dtype:7} {label:22} {t * 1e3:9.3f} "
-                          f"{args.frames / t:10.0f} {flop / t / 1e9:7.2f} "
-                          f"{med['scipy.fft (workers=1)'] / t:7.2f} {med['numpy.fft'] / t:7.2f} "
-                          f"{_peak_mb(funcs[label]):7.1f}")
+                    print(
+                        f"{op:5} {n_fft:5d} {dtype:7} {label:22} {t * 1e3:9.3f} "
+                        f"{args.frames / t:10.0f} {flop / t / 1e9:7.2f} "
+                        f"{med['scipy.fft (workers=1)'] / t:7.2f} {med['numpy.fft'] / t:7.2f} "
+                        f"{_peak_mb(funcs[label]):7.1f}"
+                    )
                 print()
                 if have_fftw:
                     notes.append(
                         f"{op} {n_fft} {dtype}: first call (planning or wisdom) "
-                        + ", ".join(f"{k[0]} t={k[1]} {v * 1e3:.1f} ms" for k, v in first.items()))
+                        + ", ".join(f"{k[0]} t={k[1]} {v * 1e3:.1f} ms" for k, v in first.items())
+                    )
                     extra = [t for t in args.threads if t != 1]
                     if extra:
                         tf = {f"t={t}": engine_call("fftw", t) for t in [1] + extra}
                         tm = _sequential_blocks(tf, repeats)
                         thread_rows.append(
                             f"{op} {n_fft} {dtype}: fftw t=1 {tm['t=1'] * 1e3:.3f} ms; "
-                            + "; ".join(f"t={t} {tm[f't={t}'] * 1e3:.3f} ms "
-                                        f"(speed {tm['t=1'] / tm[f't={t}']:.2f}x of t=1)"
-                                        for t in extra))
+                            + "; ".join(
+                                f"t={t} {tm[f't={t}'] * 1e3:.3f} ms (speed {tm['t=1'] / tm[f't={t}']:.2f}x of t=1)" for t in extra
+                            )
+                        )
     print("\n".join(notes))
     if thread_rows:
         print(f"\n# FFTW threads (sequential blocks, load avg now {os.getloadavg()[0]:.2f})")

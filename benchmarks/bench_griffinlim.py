@@ -56,12 +56,22 @@ def main() -> None:
             sc = [spectral_convergence(S, librosa.stft(y, n_fft=n_fft, hop_length=hop)) for y in (a, b)]
             lib, ours = t["librosa"].median, t["audiokit"].median
             rows.append(
-                [np.dtype(dtype).name, f"{n_fft}/{hop}", S.shape[-1], f"{lib:.3f}", f"{ours:.3f}", f"{lib / ours:.2f}x",
-                 f"{diff:.1e}", f"{sc[0]:.5f}", f"{sc[1]:.5f}"]
+                [
+                    np.dtype(dtype).name,
+                    f"{n_fft}/{hop}",
+                    S.shape[-1],
+                    f"{lib:.3f}",
+                    f"{ours:.3f}",
+                    f"{lib / ours:.2f}x",
+                    f"{diff:.1e}",
+                    f"{sc[0]:.5f}",
+                    f"{sc[1]:.5f}",
+                ]
             )
     print_table(
         ["dtype", "n_fft/hop", "frames", "librosa s", "audiokit s", "speed-up", "rel. diff", "SC audiokit", "SC librosa"],
-        rows, title=f"Griffin-Lim, {args.iters} iterations, momentum 0.99, {seconds:g} s at {sr} Hz",
+        rows,
+        title=f"Griffin-Lim, {args.iters} iterations, momentum 0.99, {seconds:g} s at {sr} Hz",
     )
 
 

@@ -48,7 +48,7 @@ def generate(seconds: float, sr: int, channels: int, seed: int = 0) -> np.ndarra
 
 
 def fit_amplitudes(y: np.ndarray, freqs: list[float], sr: int, trim: int) -> np.ndarray:
-    y = np.asarray(y, dtype=np.float64)[trim:len(y) - trim]
+    y = np.asarray(y, dtype=np.float64)[trim : len(y) - trim]
     n = np.arange(trim, trim + len(y))
     cols = []
     for f in freqs:
@@ -83,7 +83,7 @@ def time_round_robin(contenders: list, x: np.ndarray) -> dict[str, tuple[float, 
     untimed warm-up round), so a change in machine load hits all of them alike.
     """
     times: dict[str, list[float]] = {name: [] for name, *_ in contenders}
-    for name, fn, repeats, *_ in contenders:
+    for _name, fn, repeats, *_ in contenders:
         if repeats > 1:
             fn(x)
     for round_ in range(max(c[2] for c in contenders)):
@@ -114,7 +114,7 @@ def main() -> None:
     def stream_blocks(x: np.ndarray) -> list[np.ndarray]:
         # Blocks as a pipeline would write them; timed without joining them.
         rs = Resampler(sr_in=sr_in, sr_out=sr_out, channels=x.shape[0], dtype=x.dtype)
-        parts = [rs.process(x[:, i:i + args.block]) for i in range(0, x.shape[1], args.block)]
+        parts = [rs.process(x[:, i : i + args.block]) for i in range(0, x.shape[1], args.block)]
         parts.append(rs.flush())
         return parts
 
@@ -124,20 +124,27 @@ def main() -> None:
     contenders = [
         ("audiokit resample (high)", lambda x: resample(x, sr_in=sr_in, sr_out=sr_out), args.repeats),
         (f"audiokit Resampler, {args.block}-sample blocks", stream_blocks, args.repeats, stream),
-        ("audiokit resample (very-high)",
-         lambda x: resample(x, sr_in=sr_in, sr_out=sr_out, quality="very-high"), args.repeats),
+        ("audiokit resample (very-high)", lambda x: resample(x, sr_in=sr_in, sr_out=sr_out, quality="very-high"), args.repeats),
         # soxr takes (n, channels); x.T is a view of the (channels, n) array.
         ("soxr.resample HQ (direct)", lambda x: soxr.resample(x.T, sr_in, sr_out, quality="HQ").T, args.repeats),
         ("soxr.resample VHQ (direct)", lambda x: soxr.resample(x.T, sr_in, sr_out, quality="VHQ").T, args.repeats),
-        ("scipy resample_poly, default filter",
-         lambda x: signal.resample_poly(x, up, down, axis=1).astype(np.float32), args.repeats),
-        (f"scipy resample_poly, Kaiser {len(h)} taps",
-         lambda x: signal.resample_poly(x, up, down, axis=1, window=h).astype(np.float32), args.slow_repeats),
+        (
+            "scipy resample_poly, default filter",
+            lambda x: signal.resample_poly(x, up, down, axis=1).astype(np.float32),
+            args.repeats,
+        ),
+        (
+            f"scipy resample_poly, Kaiser {len(h)} taps",
+            lambda x: signal.resample_poly(x, up, down, axis=1, window=h).astype(np.float32),
+            args.slow_repeats,
+        ),
     ]
 
     x = generate(args.seconds, sr_in, args.channels)
-    print(f"input: {args.seconds:g} s, {args.channels} channel(s) float32, {sr_in} Hz -> {sr_out} Hz "
-          f"({x.shape[1]} -> {round(x.shape[1] * sr_out / sr_in)} samples); soxr {soxr.__version__}")
+    print(
+        f"input: {args.seconds:g} s, {args.channels} channel(s) float32, {sr_in} Hz -> {sr_out} Hz "
+        f"({x.shape[1]} -> {round(x.shape[1] * sr_out / sr_in)} samples); soxr {soxr.__version__}"
+    )
     timed = time_round_robin(contenders, x)
     rows = []
     for name, fn, _, *measured_fn in contenders:

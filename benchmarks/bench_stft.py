@@ -62,10 +62,17 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import scipy.signal  # noqa: E402
-
 from common import (  # noqa: E402
-    fmt_mib, fmt_ratio, fmt_s, machine_line, print_table, target_status, test_signal, time_interleaved,
-    traced_peak_mb, versions,
+    fmt_mib,
+    fmt_ratio,
+    fmt_s,
+    machine_line,
+    print_table,
+    target_status,
+    test_signal,
+    time_interleaved,
+    traced_peak_mb,
+    versions,
 )
 
 SR = 16000
@@ -82,8 +89,9 @@ def max_rel(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a.astype(np.float64) - b)) / np.max(np.abs(b)))
 
 
-def section(title: str, funcs: dict, repeats: int, audiokit_key: str, target_key: str, librosa_key: str,
-            compare, memory: bool) -> list[list[str]]:
+def section(
+    title: str, funcs: dict, repeats: int, audiokit_key: str, target_key: str, librosa_key: str, compare, memory: bool
+) -> list[list[str]]:
     """Warm up (first calls, accuracy against librosa's result), time ``funcs`` interleaved; return table rows.
 
     ``compare(result, reference) -> str`` describes the accuracy of one result.
@@ -115,11 +123,20 @@ def section(title: str, funcs: dict, repeats: int, audiokit_key: str, target_key
     rows = []
     for name, t in res.items():
         ratio = t.median / base
-        rows.append([
-            title, name, fmt_s(t.median), t.spread, fmt_s(first[name]), fmt_ratio(ratio), fmt_mib(peaks[name]),
-            dtypes[name], acc.get(name, "(reference)"),
-            target_status(ratio, TARGETS[target_key]) if name == librosa_key else "",
-        ])
+        rows.append(
+            [
+                title,
+                name,
+                fmt_s(t.median),
+                t.spread,
+                fmt_s(first[name]),
+                fmt_ratio(ratio),
+                fmt_mib(peaks[name]),
+                dtypes[name],
+                acc.get(name, "(reference)"),
+                target_status(ratio, TARGETS[target_key]) if name == librosa_key else "",
+            ]
+        )
     return rows
 
 
@@ -144,9 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     ver = versions("numpy", "scipy", "librosa", "pyfftw", "audiokit")
     print("# " + machine_line({"threads": "1 (OMP/OPENBLAS/MKL/AUDIOKIT_FFT_THREADS=1)"}))
     print("# " + ", ".join(f"{k} {v}" for k, v in ver.items()) + f"; audiokit FFT backend {get_backend().name}")
-    print(f"# input: {seconds:g} s at {SR} Hz float32 mono ({int(seconds * SR)} samples); "
-          f"win {WIN}, hop {HOP}, n_fft {NFFT}, periodic hann, center=True (zeros); repeats {repeats}; "
-          "torchaudio: not measured (not installed)")
+    print(
+        f"# input: {seconds:g} s at {SR} Hz float32 mono ({int(seconds * SR)} samples); "
+        f"win {WIN}, hop {HOP}, n_fft {NFFT}, periodic hann, center=True (zeros); repeats {repeats}; "
+        "torchaudio: not measured (not installed)"
+    )
 
     t0 = time.perf_counter()
     x = test_signal(seconds, SR)
@@ -156,8 +175,18 @@ def main(argv: list[str] | None = None) -> int:
     m = plan.n_frames(n)
     scipy_be = get_backend("scipy")
 
-    headers = ["section", "contender", "median", "min-max", "first call", "ratio vs audiokit", "peak MiB",
-               "dtype", "accuracy vs librosa", "target"]
+    headers = [
+        "section",
+        "contender",
+        "median",
+        "min-max",
+        "first call",
+        "ratio vs audiokit",
+        "peak MiB",
+        "dtype",
+        "accuracy vs librosa",
+        "target",
+    ]
     rows: list[list[str]] = []
 
     if "stft" in args.only:
@@ -165,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         sft = scipy.signal.ShortTimeFFT(w32, hop=HOP, fs=SR, mfft=NFFT, scale_to=None)
         vwin = np.zeros(NFFT, np.float32)
         off = (NFFT - WIN) // 2
-        vwin[off:off + WIN] = w32
+        vwin[off : off + WIN] = w32
 
         def numpy_power():
             p = np.pad(x, NFFT // 2)
@@ -176,52 +205,83 @@ def main(argv: list[str] | None = None) -> int:
         funcs = {
             "audiokit spectrogram": lambda: spectrogram(x, plan),
             "audiokit (scipy backend)": lambda: spectrogram(x, plan, backend=scipy_be),
-            "librosa |stft|**2": lambda: np.abs(librosa.stft(x, n_fft=NFFT, hop_length=HOP, win_length=WIN,
-                                                             center=True, pad_mode="constant")) ** 2,
+            "librosa |stft|**2": lambda: (
+                np.abs(librosa.stft(x, n_fft=NFFT, hop_length=HOP, win_length=WIN, center=True, pad_mode="constant")) ** 2
+            ),
             "scipy ShortTimeFFT": lambda: sft.spectrogram(x, p0=0, p1=m),
             "numpy frames+rfft": numpy_power,
         }
-        rows += section("STFT power", funcs, repeats, "audiokit spectrogram", "stft", "librosa |stft|**2",
-                        lambda a, b: f"max rel {max_rel(a, b):.1e}", memory)
+        rows += section(
+            "STFT power",
+            funcs,
+            repeats,
+            "audiokit spectrogram",
+            "stft",
+            "librosa |stft|**2",
+            lambda a, b: f"max rel {max_rel(a, b):.1e}",
+            memory,
+        )
         gc.collect()
 
     if "mel" in args.only:
-        mel_kw = dict(sr=SR, n_fft=NFFT, hop_length=HOP, win_length=WIN, n_mels=N_MELS, center=True,
-                      pad_mode="constant", htk=False, norm="slaney")
+        mel_kw = dict(
+            sr=SR,
+            n_fft=NFFT,
+            hop_length=HOP,
+            win_length=WIN,
+            n_mels=N_MELS,
+            center=True,
+            pad_mode="constant",
+            htk=False,
+            norm="slaney",
+        )
         funcs = {
             "audiokit log_melspectrogram": lambda: log_melspectrogram(
-                x, plan, n_mels=N_MELS, scale="slaney", norm="slaney", ref=1.0, top_db=80.0),
-            "librosa power_to_db(melspectrogram)": lambda: librosa.power_to_db(
-                librosa.feature.melspectrogram(y=x, **mel_kw)),
+                x, plan, n_mels=N_MELS, scale="slaney", norm="slaney", ref=1.0, top_db=80.0
+            ),
+            "librosa power_to_db(melspectrogram)": lambda: librosa.power_to_db(librosa.feature.melspectrogram(y=x, **mel_kw)),
         }
         print("# mel: linear mel accuracy ...", file=sys.stderr)
-        lin_err = max_rel(melspectrogram(x, plan, n_mels=N_MELS, scale="slaney", norm="slaney"),
-                          librosa.feature.melspectrogram(y=x, **mel_kw))
+        lin_err = max_rel(
+            melspectrogram(x, plan, n_mels=N_MELS, scale="slaney", norm="slaney"), librosa.feature.melspectrogram(y=x, **mel_kw)
+        )
         gc.collect()
         rows += section(
-            "log-mel 80 (slaney)", funcs, repeats, "audiokit log_melspectrogram", "mel",
+            "log-mel 80 (slaney)",
+            funcs,
+            repeats,
+            "audiokit log_melspectrogram",
+            "mel",
             "librosa power_to_db(melspectrogram)",
             lambda a, b: f"mel max rel {lin_err:.1e}; dB max abs {np.max(np.abs(a.astype(np.float64) - b)):.1e}",
-            memory)
+            memory,
+        )
         gc.collect()
 
     if "istft" in args.only:
         X = plan.stft(x)  # complex64, (257, m)
         funcs = {
             "audiokit plan.istft": lambda: plan.istft(X, length=n),
-            "librosa.istft": lambda: librosa.istft(X, hop_length=HOP, win_length=WIN, n_fft=NFFT, center=True,
-                                                   length=n),
+            "librosa.istft": lambda: librosa.istft(X, hop_length=HOP, win_length=WIN, n_fft=NFFT, center=True, length=n),
         }
         rows += section(
-            "istft", funcs, repeats, "audiokit plan.istft", "istft", "librosa.istft",
+            "istft",
+            funcs,
+            repeats,
+            "audiokit plan.istft",
+            "istft",
+            "librosa.istft",
             lambda a, b: f"max rel {max_rel(a, b):.1e}; vs x {max_rel(a, x):.1e} (librosa vs x {max_rel(b, x):.1e})",
-            memory)
+            memory,
+        )
         del X
         gc.collect()
 
     print_table(headers, rows, title=f"bench_stft: {seconds:g} s of 16 kHz audio, one thread, medians of {repeats}")
-    print("\nratio = contender median / audiokit median (> 1: audiokit faster); target applies to the librosa row "
-          f"(STFT >= {TARGETS['stft']:g}x, log-mel >= {TARGETS['mel']:g}x, istft >= {TARGETS['istft']:g}x).")
+    print(
+        "\nratio = contender median / audiokit median (> 1: audiokit faster); target applies to the librosa row "
+        f"(STFT >= {TARGETS['stft']:g}x, log-mel >= {TARGETS['mel']:g}x, istft >= {TARGETS['istft']:g}x)."
+    )
     print("accuracy: max |a - ref| / max |ref| against librosa's result of the same run (dB: max absolute difference).")
     print("peak MiB: tracemalloc peak of one call, result included; first call: untimed warm-up (FFTW planning).")
     print(f"# load avg at the end {__import__('os').getloadavg()[0]:.2f}")

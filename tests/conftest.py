@@ -37,9 +37,14 @@ def riff_wav(
     size = len(data) if claimed_bytes is None else claimed_bytes
     body = (
         b"WAVE"
-        + b"fmt " + struct.pack("<I", len(fmt)) + fmt
+        + b"fmt "
+        + struct.pack("<I", len(fmt))
+        + fmt
         + before_data
-        + b"data" + struct.pack("<I", size) + data + (b"\0" if len(data) % 2 else b"")
+        + b"data"
+        + struct.pack("<I", size)
+        + data
+        + (b"\0" if len(data) % 2 else b"")
         + trailing
     )
     return b"RIFF" + struct.pack("<I", len(body)) + body

@@ -169,8 +169,7 @@ def test_matches_naive_dft(backend, n, dtype, batched):
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
 def test_round_trips(backend, n, dtype, rng):
     x = rng.standard_normal((4, n)).astype(dtype)
-    z = (rng.standard_normal((4, n)) + 1j * rng.standard_normal((4, n))).astype(
-        np.result_type(dtype, np.complex64))
+    z = (rng.standard_normal((4, n)) + 1j * rng.standard_normal((4, n))).astype(np.result_type(dtype, np.complex64))
     tol = 2 * rtol(dtype, n)
     back = backend.irfft(backend.rfft(x), n)
     assert back.dtype == dtype
@@ -213,8 +212,7 @@ def test_default_fftw_backend_uses_measured_plans_and_is_exact():
 @pytest.mark.parametrize("m,n", [(10, 7), (10, 10), (10, 13), (7, 16), (1, 5)])
 def test_n_pads_and_truncates_like_numpy(backend, dtype, m, n, rng):
     x = rng.standard_normal((2, m)).astype(dtype)
-    z = (rng.standard_normal((2, m)) + 1j * rng.standard_normal((2, m))).astype(
-        np.result_type(dtype, np.complex64))
+    z = (rng.standard_normal((2, m)) + 1j * rng.standard_normal((2, m))).astype(np.result_type(dtype, np.complex64))
     tol = 2 * rtol(dtype, max(m, n))
     # full-length calls first, so that padding must really write zeros (a
     # backend reusing buffers would otherwise see stale samples in the tail)
@@ -303,11 +301,9 @@ def test_layouts_and_batch_shapes(backend, rng):
 @pytest.mark.parametrize("method", ["rfft", "fft", "ifft", "irfft"])
 def test_outputs_are_fresh_and_inputs_untouched(backend, method, rng):
     real = method in ("rfft", "fft")
-    data = rng.standard_normal((5, 16)) if real else (
-        rng.standard_normal((5, 9)) + 1j * rng.standard_normal((5, 9)))
+    data = rng.standard_normal((5, 16)) if real else (rng.standard_normal((5, 9)) + 1j * rng.standard_normal((5, 9)))
     keep = data.copy()
-    call = (lambda: getattr(backend, method)(data, 16)) if method == "irfft" else (
-        lambda: getattr(backend, method)(data))
+    call = (lambda: getattr(backend, method)(data, 16)) if method == "irfft" else (lambda: getattr(backend, method)(data))
     first = call()
     first_copy = first.copy()
     second = call()
@@ -328,8 +324,7 @@ def test_bad_n_is_a_parameter_error(backend, bad_n):
             backend.irfft(x)
         return
     for method in ("rfft", "fft", "ifft", "irfft"):
-        with pytest.raises(ParameterError,
-                           match=rf"{method}: n must be a positive integer.*{bad_n!r}"):
+        with pytest.raises(ParameterError, match=rf"{method}: n must be a positive integer.*{bad_n!r}"):
             getattr(backend, method)(x, bad_n)
 
 
@@ -338,16 +333,13 @@ def test_n_accepts_numpy_integers(backend):
 
 
 def test_bad_inputs_are_parameter_errors(backend):
-    with pytest.raises(ParameterError,
-                       match=r"rfft needs real input, got dtype complex128.*use fft"):
+    with pytest.raises(ParameterError, match=r"rfft needs real input, got dtype complex128.*use fft"):
         backend.rfft(np.ones(4, complex))
-    with pytest.raises(ParameterError,
-                       match=r"ifft: unsupported input dtype <U1; allowed: .*complex128"):
+    with pytest.raises(ParameterError, match=r"ifft: unsupported input dtype <U1; allowed: .*complex128"):
         backend.ifft(np.array(["a", "b"]))
     with pytest.raises(ParameterError, match=r"fft: input must have at least one axis.*scalar"):
         backend.fft(3.0)
-    with pytest.raises(ParameterError,
-                       match=r"rfft: the last axis of the input is empty \(shape \(2, 0\)\)"):
+    with pytest.raises(ParameterError, match=r"rfft: the last axis of the input is empty \(shape \(2, 0\)\)"):
         backend.rfft(np.zeros((2, 0)))
 
 
@@ -430,8 +422,7 @@ def test_fftw_threads_setting(rng):
     [
         ({"threads": 0}, r"threads must be an integer >= 1, got 0"),
         ({"threads": 1.5}, r"threads must be an integer >= 1, got 1\.5"),
-        ({"planner_effort": "FFTW_FAST"},
-         r"planner effort 'FFTW_FAST'; allowed: FFTW_ESTIMATE, FFTW_MEASURE"),
+        ({"planner_effort": "FFTW_FAST"}, r"planner effort 'FFTW_FAST'; allowed: FFTW_ESTIMATE, FFTW_MEASURE"),
     ],
 )
 def test_fftw_bad_settings(kwargs, match):
@@ -654,10 +645,8 @@ def test_wisdom_written_at_exit_of_a_real_process(tmp_path):
     import subprocess
 
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), AUDIOKIT_FFTW_WISDOM="1")
-    code = "import numpy as np; from audiokit.engine import get_backend; " \
-           "get_backend('fftw').rfft(np.ones((3, 52)))"
-    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120,
-                   cwd=Path(engine.__file__).parents[2])
+    code = "import numpy as np; from audiokit.engine import get_backend; get_backend('fftw').rfft(np.ones((3, 52)))"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120, cwd=Path(engine.__file__).parents[2])
     data = json.loads((tmp_path / "audiokit" / "fftw-wisdom.json").read_text())
     assert data["format"] == "audiokit-fftw-wisdom"
 
@@ -721,8 +710,11 @@ def test_fallback_when_pyfftw_cannot_be_imported(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyfftw", None)  # makes `import pyfftw` raise ImportError
     assert available_backends() == ("scipy", "numpy")
     assert get_backend().name == "scipy"
-    with pytest.raises(ParameterError, match=r"FFT backend 'fftw' is not available: "
-                       r"pyfftw cannot be imported.*available: scipy, numpy"):
+    with pytest.raises(
+        ParameterError,
+        match=r"FFT backend 'fftw' is not available: "
+        r"pyfftw cannot be imported.*available: scipy, numpy",
+    ):
         get_backend("fftw")
     monkeypatch.setenv("AUDIOKIT_FFT", "fftw")
     with pytest.raises(ParameterError, match=r"AUDIOKIT_FFT 'fftw' is not available"):
@@ -739,14 +731,12 @@ def test_env_selects_backend(monkeypatch):
     monkeypatch.setenv("AUDIOKIT_FFT", "")
     assert get_backend().name == "fftw"
     monkeypatch.setenv("AUDIOKIT_FFT", "mkl")
-    with pytest.raises(ParameterError,
-                       match=r"unknown AUDIOKIT_FFT 'mkl'; allowed: fftw, scipy, numpy, auto"):
+    with pytest.raises(ParameterError, match=r"unknown AUDIOKIT_FFT 'mkl'; allowed: fftw, scipy, numpy, auto"):
         get_backend()
 
 
 def test_unknown_name_lists_allowed():
-    with pytest.raises(ParameterError,
-                       match=r"unknown FFT backend 'cufft'; allowed: fftw, scipy, numpy, auto"):
+    with pytest.raises(ParameterError, match=r"unknown FFT backend 'cufft'; allowed: fftw, scipy, numpy, auto"):
         get_backend("cufft")
     with pytest.raises(ParameterError, match=r"FFT backend must be a string, got 3"):
         get_backend(3)
@@ -758,8 +748,7 @@ def test_threads_argument_and_env(monkeypatch):
     monkeypatch.setenv("AUDIOKIT_FFT_THREADS", "2")
     assert get_backend("fftw").threads == 2
     monkeypatch.setenv("AUDIOKIT_FFT_THREADS", "two")
-    with pytest.raises(ParameterError,
-                       match=r"AUDIOKIT_FFT_THREADS must be an integer >= 1, got 'two'"):
+    with pytest.raises(ParameterError, match=r"AUDIOKIT_FFT_THREADS must be an integer >= 1, got 'two'"):
         get_backend()
     with pytest.raises(ParameterError, match=r"threads must be an integer >= 1, got 0"):
         get_backend("numpy", threads=0)
@@ -785,5 +774,4 @@ def test_fftw_forward_plan_rows_are_32_byte_aligned(n, dtype):
     fwd.input[:] = x
     for k in (8, 3):
         got = fwd.execute(k)
-        np.testing.assert_allclose(got, np.fft.rfft(x[:k].astype(np.float64)), rtol=0,
-                                   atol=64 * np.finfo(dtype).eps * n)
+        np.testing.assert_allclose(got, np.fft.rfft(x[:k].astype(np.float64)), rtol=0, atol=64 * np.finfo(dtype).eps * n)

@@ -65,8 +65,12 @@ def test_mfcc_layouts_dct_types_and_energy(log_mel, rng):
     batch = np.stack([S, S + 1])
     np.testing.assert_allclose(mfcc(batch, n_mfcc=13)[1], mfcc(S + 1, n_mfcc=13), rtol=1e-12)
     for t in (1, 3):
-        np.testing.assert_allclose(mfcc(S, dct_type=t, norm=None), librosa.feature.mfcc(S=S, dct_type=t, norm=None),
-                                   rtol=1e-5, atol=1e-5 * np.abs(mfcc(S, dct_type=t, norm=None)).max())
+        np.testing.assert_allclose(
+            mfcc(S, dct_type=t, norm=None),
+            librosa.feature.mfcc(S=S, dct_type=t, norm=None),
+            rtol=1e-5,
+            atol=1e-5 * np.abs(mfcc(S, dct_type=t, norm=None)).max(),
+        )
     e = rng.standard_normal(S.shape[1])
     m = mfcc(S, n_mfcc=13, energy=e)
     np.testing.assert_array_equal(m[0], e.astype(m.dtype))
@@ -132,8 +136,9 @@ def test_add_deltas_matches_kaldi_native_fbank(rng, order, window, n_frames):
     # bins x frames layout: the transposes
     np.testing.assert_allclose(add_deltas(feats.T, order=order, window=window), ours.T, rtol=1e-6)
     if order:
-        np.testing.assert_allclose(delta(feats, order=order, window=window, axis=0), ours[:, 13 * order: 13 * (order + 1)],
-                                   rtol=1e-6)
+        np.testing.assert_allclose(
+            delta(feats, order=order, window=window, axis=0), ours[:, 13 * order : 13 * (order + 1)], rtol=1e-6
+        )
 
 
 def test_kaldi_delta_on_a_ramp():
@@ -257,7 +262,7 @@ def test_sliding_cmvn_stream_equals_whole(rng, center, block):
     feats = rng.standard_normal((13, 2345)) + 4.0  # bins x frames
     whole = cmvn(feats, mode="sliding", center=center, norm_vars=True)
     s = SlidingCmvn(center=center, norm_vars=True)
-    parts = [s.accept(feats[:, i: i + block]) for i in range(0, feats.shape[1], block)]
+    parts = [s.accept(feats[:, i : i + block]) for i in range(0, feats.shape[1], block)]
     parts.append(s.finish())
     got = np.concatenate(parts, axis=1)
     np.testing.assert_allclose(got, whole, rtol=1e-9, atol=1e-9)

@@ -120,7 +120,7 @@ def test_delta_stream_equals_the_whole_array(rng, method, order):
     stream = DeltaStream(order, method)
     parts, start = [], 0
     for size in [1, 2, 3, 5, 8, 13, 40, 100, 129]:
-        parts.append(stream.accept(x[:, start:start + size]))
+        parts.append(stream.accept(x[:, start : start + size]))
         start += size
     parts.append(stream.finish())
     out = np.concatenate(parts, axis=1)

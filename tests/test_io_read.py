@@ -14,10 +14,10 @@ import pytest
 import soundfile as sf
 
 import audiokit
-from audiokit.io.reader import READABLE
 from audiokit.errors import InputError, ParameterError
 from audiokit.io import RawFormat, open_audio, read
 from audiokit.io import reader as reader_module
+from audiokit.io.reader import READABLE
 
 PCM_BITS = {"PCM_U8": 8, "PCM_16": 16, "PCM_24": 24, "PCM_32": 32}
 
@@ -177,7 +177,9 @@ def test_single_sample(craft_wav, pcm16):
 def test_header_claiming_more_frames_warns_and_reads_what_is_there(craft_wav, pcm16):
     codes = np.arange(100)
     path = craft_wav("short.wav", pcm16(codes), claimed_bytes=2000)
-    with pytest.warns(UserWarning, match=r"short\.wav: header claims 1000 frames but the file holds 100; reading the 100 present"):
+    with pytest.warns(
+        UserWarning, match=r"short\.wav: header claims 1000 frames but the file holds 100; reading the 100 present"
+    ):
         source = open_audio(path)
     with source:
         assert source.n_samples == 100
@@ -214,7 +216,10 @@ def test_nonfinite_refused_by_default(tmp_path, bad):
     values = np.zeros(3000)
     values[2500] = bad
     path = float_file(tmp_path / "bad.wav", values, "DOUBLE")
-    with pytest.raises(InputError, match=r"bad\.wav: contains NaN or Inf samples \(1 in this block, first at frame 2500, 2\.5 s\); use --fix-nonfinite"):
+    with pytest.raises(
+        InputError,
+        match=r"bad\.wav: contains NaN or Inf samples \(1 in this block, first at frame 2500, 2\.5 s\); use --fix-nonfinite",
+    ):
         read(path)
 
 
@@ -265,7 +270,14 @@ def test_blocks_with_overlap_reassemble_the_signal(tmp_path, rng, block, overlap
 
 @pytest.mark.parametrize(
     ("start", "frames", "expected"),
-    [(0, None, (0, 1000)), (250, None, (250, 1000)), (250, 100, (250, 350)), (900, 500, (900, 1000)), (1000, None, (0, 0)), (1200, 10, (0, 0))],
+    [
+        (0, None, (0, 1000)),
+        (250, None, (250, 1000)),
+        (250, 100, (250, 350)),
+        (900, 500, (900, 1000)),
+        (1000, None, (0, 0)),
+        (1200, 10, (0, 0)),
+    ],
 )
 def test_blocks_start_and_frames(tmp_path, rng, start, frames, expected):
     _, x = grid_signal(rng, 16, shape=(1, 1000))
@@ -298,7 +310,10 @@ def test_blocks_dtype(tmp_path):
 def test_blocks_reject_bad_overlap(tmp_path, block, overlap):
     path = tmp_path / "o.wav"
     audiokit.write(path, np.zeros((1, 100)), 8000, subtype="PCM_16")
-    with open_audio(path) as source, pytest.raises(ParameterError, match=rf"block_size \({block}\) must exceed overlap \({overlap}\)"):
+    with (
+        open_audio(path) as source,
+        pytest.raises(ParameterError, match=rf"block_size \({block}\) must exceed overlap \({overlap}\)"),
+    ):
         next(source.blocks(block, overlap=overlap))
 
 
@@ -356,7 +371,9 @@ def test_raw_shorter_than_one_frame(tmp_path):
 def test_raw_format_validation():
     assert RawFormat(sr=8000, format="s24le", channels=3).frame_bytes == 9
     assert RawFormat(sr=8000, format="u8").subtype == "PCM_U8"
-    with pytest.raises(ParameterError, match=r"--format: unknown raw PCM format 's8' \(allowed: s16le, s24le, s32le, u8, f32le, f64le\)"):
+    with pytest.raises(
+        ParameterError, match=r"--format: unknown raw PCM format 's8' \(allowed: s16le, s24le, s32le, u8, f32le, f64le\)"
+    ):
         RawFormat(sr=8000, format="s8")
     with pytest.raises(ParameterError, match=r"--channels: must be >= 1, got 0"):
         RawFormat(sr=8000, format="s16le", channels=0)
@@ -414,7 +431,9 @@ def test_stdin_raw(rng, fake_stdin, fmt):
 
 def test_stdin_garbage_without_raw_flags(fake_stdin):
     fake_stdin(b"this is not audio at all, just text\n" * 10)
-    with pytest.raises(InputError, match=rf"^-: standard input is not {READABLE}; for raw PCM give --rate, --format and --channels$"):
+    with pytest.raises(
+        InputError, match=rf"^-: standard input is not {READABLE}; for raw PCM give --rate, --format and --channels$"
+    ):
         read("-")
 
 

@@ -19,7 +19,6 @@ from audiokit.io import DEFAULT_SUBTYPE, WavWriter, resolve_subtype
 from audiokit.io import writer as writer_module
 from audiokit.io.writer import encode_block
 
-
 # --- resolve_subtype ------------------------------------------------------------
 
 
@@ -40,7 +39,9 @@ def test_resolve_subtype(requested, source, expected):
 
 
 def test_resolve_subtype_unknown():
-    with pytest.raises(ParameterError, match=r"--subtype: unknown subtype 'PCM_12' \(allowed: PCM_U8, PCM_16, PCM_24, PCM_32, FLOAT, DOUBLE\)"):
+    with pytest.raises(
+        ParameterError, match=r"--subtype: unknown subtype 'PCM_12' \(allowed: PCM_U8, PCM_16, PCM_24, PCM_32, FLOAT, DOUBLE\)"
+    ):
         resolve_subtype("PCM_12")
 
 
@@ -59,7 +60,9 @@ def test_encode_pcm16_rounds_to_nearest_and_clips():
     assert clipped == 2  # only |x| > 1 counts; 1.0 -> 32767 is the top code, not clipping
 
 
-@pytest.mark.parametrize(("subtype", "dtype", "shift"), [("PCM_U8", np.int16, 8), ("PCM_24", np.int32, 8), ("PCM_32", np.int32, 0)])
+@pytest.mark.parametrize(
+    ("subtype", "dtype", "shift"), [("PCM_U8", np.int16, 8), ("PCM_24", np.int32, 8), ("PCM_32", np.int32, 0)]
+)
 def test_encode_pcm_left_aligned(subtype, dtype, shift):
     bits = {"PCM_U8": 8, "PCM_24": 24, "PCM_32": 32}[subtype]
     half = 2 ** (bits - 1)
@@ -91,7 +94,10 @@ def test_encode_float_keeps_values(subtype, dtype):
 def test_pcm_clipping_warns_with_count(tmp_path, subtype):
     x = np.array([[0.5, 1.5, -2.0, 1.0, -1.0, 1.01]])
     path = tmp_path / "c.wav"
-    with pytest.warns(UserWarning, match=rf"c\.wav: 3 samples beyond full scale were clipped to fit {subtype} \(use --subtype FLOAT to keep them\)"):
+    with pytest.warns(
+        UserWarning,
+        match=rf"c\.wav: 3 samples beyond full scale were clipped to fit {subtype} \(use --subtype FLOAT to keep them\)",
+    ):
         assert audiokit.write(path, x, 8000, subtype=subtype) == 3
     half = 2 ** ({"PCM_U8": 8, "PCM_16": 16, "PCM_24": 24, "PCM_32": 32}[subtype] - 1)
     top = (half - 1) / half
@@ -231,7 +237,7 @@ def test_error_in_caller_code_leaves_nothing(tmp_path):
     with pytest.raises(ZeroDivisionError):
         with WavWriter(tmp_path / "out.wav", sr=8000, channels=1) as out:
             out.write(np.zeros((1, 10)))
-            1 / 0
+            1 / 0  # noqa: B018 - the error under test
     assert list(tmp_path.iterdir()) == []
 
 

@@ -56,17 +56,34 @@ def inverse_case(draw):
     win_length = draw(st.integers(2, 160))
     n_fft = win_length + draw(st.integers(0, 24))
     hop = draw(st.integers(1, win_length))
-    return (window, win_length, n_fft, hop, draw(st.booleans()), draw(st.booleans()),
-            draw(st.sampled_from(["constant", "reflect"])), draw(st.integers(1, 1500)),
-            draw(st.sampled_from([np.float32, np.float64])), draw(st.integers(0, 2**32 - 1)))
+    return (
+        window,
+        win_length,
+        n_fft,
+        hop,
+        draw(st.booleans()),
+        draw(st.booleans()),
+        draw(st.sampled_from(["constant", "reflect"])),
+        draw(st.integers(1, 1500)),
+        draw(st.sampled_from([np.float32, np.float64])),
+        draw(st.integers(0, 2**32 - 1)),
+    )
 
 
 @HYP
 @given(inverse_case())
 def test_istft_round_trip(case):
     window, win_length, n_fft, hop, periodic, center, pad_mode, n, dtype, seed = case
-    plan = StftPlan(sr=8000, win_length=win_length, hop_length=hop, n_fft=n_fft, window=window,
-                    periodic=periodic, center=center, pad_mode=pad_mode)
+    plan = StftPlan(
+        sr=8000,
+        win_length=win_length,
+        hop_length=hop,
+        n_fft=n_fft,
+        window=window,
+        periodic=periodic,
+        center=center,
+        pad_mode=pad_mode,
+    )
     if not plan.invertible:
         with pytest.raises(ParameterError, match="violates NOLA"):
             plan.istft(np.zeros((plan.n_freqs, 3), complex))
@@ -119,8 +136,11 @@ def test_istft_equals_librosa(rng, center, win_length, n_fft, hop, length):
 
 def test_istft_nola_violation_refused():
     X = np.zeros((257, 10), complex)
-    with pytest.raises(ParameterError, match=r"window 'hann' \(win_length=512, n_fft=512, periodic=True\) "
-                                             r"with hop_length=512 violates NOLA"):
+    with pytest.raises(
+        ParameterError,
+        match=r"window 'hann' \(win_length=512, n_fft=512, periodic=True\) "
+        r"with hop_length=512 violates NOLA",
+    ):
         StftPlan(sr=16000, win_length=512, hop_length=512).istft(X)
     with pytest.raises(ParameterError, match=r"window 'rectangular' .* hop_length=600 violates NOLA"):
         StftPlan(sr=16000, win_length=512, hop_length=600, window="rect").istft(X)
@@ -132,8 +152,9 @@ def test_istft_nola_violation_refused():
 def test_istft_errors_and_length(rng):
     plan = StftPlan(sr=8000, win_length=64, hop_length=16, center=True)
     X = plan.stft(rng.standard_normal(1000))
-    with pytest.raises(ParameterError,
-                       match=r"STFT must be shaped \(\.\.\., n_freqs=33, n_frames\) for n_fft=64, got \(32, 63\)"):
+    with pytest.raises(
+        ParameterError, match=r"STFT must be shaped \(\.\.\., n_freqs=33, n_frames\) for n_fft=64, got \(32, 63\)"
+    ):
         plan.istft(X[:32])
     with pytest.raises(ParameterError, match="length must be an integer >= 0 \\(samples\\), got -1"):
         plan.istft(X, length=-1)
@@ -149,9 +170,16 @@ def istream_case(draw):
     win_length = draw(st.integers(4, 128))
     n_fft = win_length + draw(st.integers(0, 16))
     hop = draw(st.integers(1, win_length // 2))
-    return (win_length, n_fft, hop, draw(st.booleans()), draw(st.integers(1, 1200)),
-            draw(st.one_of(st.none(), st.integers(0, 1500))),
-            draw(st.lists(st.integers(0, 30), max_size=30)), draw(st.integers(0, 2**32 - 1)))
+    return (
+        win_length,
+        n_fft,
+        hop,
+        draw(st.booleans()),
+        draw(st.integers(1, 1200)),
+        draw(st.one_of(st.none(), st.integers(0, 1500))),
+        draw(st.lists(st.integers(0, 30), max_size=30)),
+        draw(st.integers(0, 2**32 - 1)),
+    )
 
 
 @HYP

@@ -74,8 +74,14 @@ def synth(sr: int, *, chirp_amp: float = 0.1, noise: float = 3e-3, seed: int = 1
     def nz(n: int) -> np.ndarray:
         return rng.standard_normal(n) * noise
 
-    parts = [np.zeros(sr // 4), ch + 0.2 + nz(t.size), np.zeros(sr // 5), 0.25 + nz(sr // 4),
-             ch[: sr // 3] - 0.1 + nz(sr // 3), np.zeros(sr // 7)]
+    parts = [
+        np.zeros(sr // 4),
+        ch + 0.2 + nz(t.size),
+        np.zeros(sr // 5),
+        0.25 + nz(sr // 4),
+        ch[: sr // 3] - 0.1 + nz(sr // 3),
+        np.zeros(sr // 7),
+    ]
     return np.concatenate(parts).astype(np.float32)
 
 
@@ -242,11 +248,15 @@ def test_fbank_matches_kaldi_native_fbank(name, sr, config):
 @needs_knf
 @pytest.mark.parametrize("sr", [16000, 8000])
 @pytest.mark.parametrize("name", ["speech", "synth"])
-@pytest.mark.parametrize("config", CONFIGS[:-3] + [
-    pytest.param({"use_energy": False}, id="c0-no-energy"),
-    pytest.param({"use_energy": False, "htk_compat": True}, id="htk-c0-sqrt2"),
-    pytest.param({"cepstral_lifter": 0.0, "num_ceps": 20}, id="no-lifter-20-ceps"),
-])
+@pytest.mark.parametrize(
+    "config",
+    CONFIGS[:-3]
+    + [
+        pytest.param({"use_energy": False}, id="c0-no-energy"),
+        pytest.param({"use_energy": False, "htk_compat": True}, id="htk-c0-sqrt2"),
+        pytest.param({"cepstral_lifter": 0.0, "num_ceps": 20}, id="no-lifter-20-ceps"),
+    ],
+)
 def test_mfcc_matches_kaldi_native_fbank(name, sr, config):
     x = signal(name, sr)
     ref = knf_features(x, sr, True, **config)
@@ -405,14 +415,15 @@ def test_sizes_follow_kaldi_truncation():
 # --------------------------------------------------------------------------------------------
 # Streaming, dither, layout, scale
 # --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("opts", [FbankOptions(), FbankOptions(snip_edges=False), MfccOptions(snip_edges=False),
-                                  MfccOptions(dither=1.0)])
+@pytest.mark.parametrize(
+    "opts", [FbankOptions(), FbankOptions(snip_edges=False), MfccOptions(snip_edges=False), MfccOptions(dither=1.0)]
+)
 @pytest.mark.parametrize("block", [1, 161, 4000, 100000])
 def test_stream_equals_whole(opts, block):
     x = synth(16000)
     func = kaldi_mfcc if isinstance(opts, MfccOptions) else kaldi_fbank
     whole = func(x, options=opts, seed=3)
-    parts = list(kaldi_features_blocks((x[i: i + block] for i in range(0, x.size, block)), opts, seed=3))
+    parts = list(kaldi_features_blocks((x[i : i + block] for i in range(0, x.size, block)), opts, seed=3))
     got = np.concatenate(parts)
     assert got.shape == whole.shape
     np.testing.assert_allclose(got, whole, rtol=1e-9, atol=1e-8)
@@ -422,7 +433,7 @@ def test_stream_keeps_memory_bounded():
     s = KaldiFeatureStream(FbankOptions(snip_edges=False))
     x = np.random.default_rng(0).standard_normal(16000 * 5) * 0.1
     for i in range(0, x.size, 1000):
-        s.accept_waveform(x[i: i + 1000])
+        s.accept_waveform(x[i : i + 1000])
         assert s._buf.size <= 400 + 160 + 1000
     s.input_finished()
     with pytest.raises(ParameterError, match="after input_finished"):

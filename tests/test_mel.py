@@ -71,8 +71,9 @@ def test_filterbank_equals_librosa(sr, n_fft, n_mels, scale, norm, band):
     fmin, fmax_frac = band
     fmax = None if fmax_frac is None else fmax_frac * sr
     F = mel_filterbank(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=scale, norm=norm)
-    ref = librosa.filters.mel(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, htk=scale == "htk",
-                              norm=norm, dtype=np.float64)
+    ref = librosa.filters.mel(
+        sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, htk=scale == "htk", norm=norm, dtype=np.float64
+    )
     assert F.shape == (n_mels, n_fft // 2 + 1) and F.dtype == np.float64
     np.testing.assert_allclose(F, ref, rtol=1e-10, atol=1e-12 * ref.max())
 
@@ -130,9 +131,20 @@ def test_melspectrogram_equals_librosa(rng, center, pad_mode, scale, norm, power
     x = rng.uniform(-1, 1, 12_345)
     plan = StftPlan(sr=sr, win_length=win, hop_length=hop, n_fft=n_fft, center=center, pad_mode=pad_mode)
     M = melspectrogram(x, plan, n_mels=80, scale=scale, norm=norm, power=power)
-    ref = librosa.feature.melspectrogram(y=x, sr=sr, n_fft=n_fft, hop_length=hop, win_length=win, window="hann",
-                                         center=center, pad_mode=pad_mode, power=power, n_mels=80,
-                                         htk=scale == "htk", norm=norm)
+    ref = librosa.feature.melspectrogram(
+        y=x,
+        sr=sr,
+        n_fft=n_fft,
+        hop_length=hop,
+        win_length=win,
+        window="hann",
+        center=center,
+        pad_mode=pad_mode,
+        power=power,
+        n_mels=80,
+        htk=scale == "htk",
+        norm=norm,
+    )
     assert M.shape == ref.shape == (80, plan.n_frames(len(x))) and M.dtype == np.float64
     # librosa's bank is float32 by default: 1e-5 relative
     np.testing.assert_allclose(M, ref, rtol=0, atol=1e-5 * ref.max())
@@ -166,8 +178,7 @@ def test_log_mel_db_equals_librosa(rng, ref, top_db):
     x[2000:5000] = 0.0  # silence: floored, finite
     plan = StftPlan(sr=16000, win_length=400, hop_length=160, n_fft=512, center=True)
     L = log_melspectrogram(x, plan, ref=ref, top_db=top_db)
-    M = librosa.feature.melspectrogram(y=x, sr=16000, n_fft=512, hop_length=160, win_length=400, n_mels=80,
-                                       htk=True, norm=None)
+    M = librosa.feature.melspectrogram(y=x, sr=16000, n_fft=512, hop_length=160, win_length=400, n_mels=80, htk=True, norm=None)
     expected = librosa.power_to_db(M, ref=np.max if ref == "max" else ref, top_db=top_db)
     assert np.all(np.isfinite(L))
     np.testing.assert_allclose(L, expected, rtol=0, atol=1e-4)
@@ -209,7 +220,8 @@ def test_filterbank_argument(rng):
     x = rng.uniform(-1, 1, 4000)
     plan = StftPlan(sr=16000, win_length=256, hop_length=128)
     bank = mel_filterbank(sr=16000, n_fft=256, n_mels=20, fmin=100.0)
-    np.testing.assert_allclose(melspectrogram(x, plan, filterbank=bank),
-                               melspectrogram(x, plan, n_mels=20, fmin=100.0), rtol=1e-12)
+    np.testing.assert_allclose(
+        melspectrogram(x, plan, filterbank=bank), melspectrogram(x, plan, n_mels=20, fmin=100.0), rtol=1e-12
+    )
     with pytest.raises(ParameterError, match=r"filterbank must be shaped \(n_mels, n_freqs=129\), got \(20, 257\)"):
         melspectrogram(x, plan, filterbank=np.ones((20, 257)))

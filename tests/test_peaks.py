@@ -219,7 +219,6 @@ def test_find_peaks_needs_a_spectrum():
         find_peaks(np.ones(9))
 
 
-
 # --------------------------------------------------------------------------- steps
 
 

@@ -52,6 +52,7 @@ def reference_quantize(x, bits, d, shaped):
 
 # --------------------------------------------------------------------------- the grid
 
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("bits", [2, 3, 8, 12, 16, 17, 20, 23, 24])
 @pytest.mark.parametrize("dither", DITHERS)
@@ -68,8 +69,9 @@ def test_output_is_exactly_on_the_b_bit_grid(bits, dtype, dither, noise_shape, r
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("bits,subtype,container", [(16, "PCM_16", 16), (12, "PCM_16", 16), (8, "PCM_16", 16),
-                                                    (24, "PCM_24", 24), (20, "PCM_24", 24)])
+@pytest.mark.parametrize(
+    "bits,subtype,container", [(16, "PCM_16", 16), (12, "PCM_16", 16), (8, "PCM_16", 16), (24, "PCM_24", 24), (20, "PCM_24", 24)]
+)
 def test_pcm_files_keep_the_codes(bits, subtype, container, dtype, rng):
     x = rng.uniform(-1.0, 1.0, (2, 4000)).astype(dtype)
     x[0, :3] = [-1.0, 1.0, 0.0]  # both ends of the grid and zero
@@ -108,6 +110,7 @@ def test_in_range_input_does_not_warn(rng):
 
 
 # --------------------------------------------------------------------------- SQNR of a full-scale sine
+
 
 @pytest.mark.parametrize("bits", range(4, 17))
 def test_undithered_sqnr_of_full_scale_sine_is_6_02b_plus_1_76(bits):
@@ -148,11 +151,11 @@ def test_total_error_power_matches_theory(bits, dither, noise_shape):
     assert measured_db == pytest.approx(10 * math.log10(expected), abs=tolerance)
     signal_db = 10 * math.log10(np.mean(x * x))
     assert sqnr_db(x, y) == pytest.approx(signal_db - measured_db, abs=1e-6)
-    assert theoretical_sqnr_db(bits, dither=dither, noise_shape=noise_shape) == pytest.approx(
-        10 * math.log10(0.5 / expected))
+    assert theoretical_sqnr_db(bits, dither=dither, noise_shape=noise_shape) == pytest.approx(10 * math.log10(0.5 / expected))
 
 
 # --------------------------------------------------------------------------- dither
+
 
 def spectrum_power(y):
     return np.abs(np.fft.rfft(np.asarray(y, dtype=np.float64)[0])) ** 2
@@ -198,6 +201,7 @@ def test_tpdf_error_power_does_not_depend_on_the_signal():
 
 
 # --------------------------------------------------------------------------- noise shaping
+
 
 def test_first_order_shaping_moves_noise_to_high_frequencies():
     bits, n = 8, 1 << 16
@@ -245,6 +249,7 @@ def test_shaping_loop_does_not_run_away_after_clipping():
 
 # --------------------------------------------------------------------------- seeds and streaming
 
+
 @pytest.mark.parametrize("dither", ["tpdf", "rpdf"])
 def test_seed_reproduces_output(dither, rng):
     x = rng.uniform(-0.5, 0.5, (2, 2000))
@@ -272,6 +277,7 @@ def test_blocks_give_the_one_shot_result(dither, noise_shape, dtype, rng):
 
 # --------------------------------------------------------------------------- measures
 
+
 def test_measures_on_known_values():
     reference = np.array([[1.0, -1.0, 0.5, 0.0]])
     quantized = np.array([[1.0, -0.9, 0.5, 0.0]])
@@ -290,6 +296,7 @@ def test_measures_on_known_values():
 
 
 # --------------------------------------------------------------------------- bad parameters
+
 
 @pytest.mark.parametrize("bits", [1, 25, 0, -8, 8.0, True, "16"])
 def test_bits_outside_2_to_24_are_rejected(bits):

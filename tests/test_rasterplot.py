@@ -24,13 +24,16 @@ def test_magma_table_is_matplotlibs():
         rasterplot.colormap_lut("nope")
 
 
-@pytest.mark.parametrize("low, high, bins, ticks", [
-    (0.0, 22050.0, 9, [0, 2500, 5000, 7500, 10000, 12500, 15000, 17500, 20000]),
-    (0.023, 599.99, 9, [100, 200, 300, 400, 500]),
-    (-41.6, 0.0, 9, [-40, -35, -30, -25, -20, -15, -10, -5, 0]),
-    (0.0125, 11.99, 9, [2, 4, 6, 8, 10]),
-    (0.0, 1.0, 4, [0, 0.25, 0.5, 0.75, 1.0]),
-])
+@pytest.mark.parametrize(
+    "low, high, bins, ticks",
+    [
+        (0.0, 22050.0, 9, [0, 2500, 5000, 7500, 10000, 12500, 15000, 17500, 20000]),
+        (0.023, 599.99, 9, [100, 200, 300, 400, 500]),
+        (-41.6, 0.0, 9, [-40, -35, -30, -25, -20, -15, -10, -5, 0]),
+        (0.0125, 11.99, 9, [2, 4, 6, 8, 10]),
+        (0.0, 1.0, 4, [0, 0.25, 0.5, 0.75, 1.0]),
+    ],
+)
 def test_nice_ticks(low, high, bins, ticks):
     values, _ = rasterplot.nice_ticks(low, high, bins)
     assert np.allclose(values, ticks)
@@ -65,8 +68,10 @@ def test_png_job_imports_no_matplotlib(tmp_path):
 
     t = np.arange(16000) / 16000
     sf.write(tmp_path / "a.wav", 0.5 * np.sin(2 * np.pi * 440 * t), 16000, subtype="PCM_16")
-    code = ("import sys; from audiokit.cli.app import main; code = main(['mel', 'a.wav', '-o', 'a.png', '-q']); "
-            "print(code, 'matplotlib' in sys.modules)")
+    code = (
+        "import sys; from audiokit.cli.app import main; code = main(['mel', 'a.wav', '-o', 'a.png', '-q']); "
+        "print(code, 'matplotlib' in sys.modules)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert proc.stdout.split() == ["a.png", "0", "False"], proc.stderr[-2000:]
     assert PIL.open(tmp_path / "a.png").size == (1200, 600)
@@ -81,5 +86,5 @@ def test_column_pooler_on_frame_major_chunks_equals_the_naive_max(rng, rows, n_c
     naive = np.stack([image[:, a:b].max(axis=1) for a, b in zip(edges[:-1], edges[1:], strict=True)], axis=1)
     pooler = ColumnPooler(rows, n_columns, width)
     for start in range(0, n_columns, step):  # F-ordered (rows, frames) chunks, as the STFT stream yields them
-        pooler.add(image[:, start:start + step])
+        pooler.add(image[:, start : start + step])
     assert np.array_equal(pooler.image, naive)

@@ -59,8 +59,21 @@ def db_close(ours: np.ndarray, ref: np.ndarray) -> None:
 def test_librosa_stft_centred(tmp_path, y):
     """librosa | np.abs(librosa.stft(y, n_fft=N, hop_length=H, win_length=W, center=True, pad_mode="constant"))**2 |
     spectrogram --nfft N --hop H --win W --center --pad-mode constant --scale power"""
-    ours = cli_npy(tmp_path, "spectrogram", "--nfft", str(N), "--hop", str(H), "--win", "400", "--center",
-                   "--pad-mode", "constant", "--scale", "power")
+    ours = cli_npy(
+        tmp_path,
+        "spectrogram",
+        "--nfft",
+        str(N),
+        "--hop",
+        str(H),
+        "--win",
+        "400",
+        "--center",
+        "--pad-mode",
+        "constant",
+        "--scale",
+        "power",
+    )
     ref = np.abs(librosa.stft(y, n_fft=N, hop_length=H, win_length=400, center=True, pad_mode="constant")) ** 2
     assert ours.shape == ref.shape and rel(ours, ref) <= 1e-5
 
@@ -84,10 +97,28 @@ def test_librosa_melspectrogram_explicit(tmp_path, y):
     """librosa | librosa.feature.melspectrogram(y=y, sr=sr, n_fft=N, hop_length=H, n_mels=M) |
     mel --nfft N --win N --hop H --n-mels M --center --mel-scale slaney --norm slaney --scale power
     (= mel --compat librosa --win N --hop H --n-mels M --scale power)"""
-    ours = cli_npy(tmp_path, "mel", "--nfft", str(N), "--win", str(N), "--hop", str(H), "--n-mels", "80", "--center",
-                   "--mel-scale", "slaney", "--norm", "slaney", "--scale", "power")
-    preset = cli_npy(tmp_path, "mel", "--compat", "librosa", "--win", str(N), "--hop", str(H), "--n-mels", "80",
-                     "--scale", "power")
+    ours = cli_npy(
+        tmp_path,
+        "mel",
+        "--nfft",
+        str(N),
+        "--win",
+        str(N),
+        "--hop",
+        str(H),
+        "--n-mels",
+        "80",
+        "--center",
+        "--mel-scale",
+        "slaney",
+        "--norm",
+        "slaney",
+        "--scale",
+        "power",
+    )
+    preset = cli_npy(
+        tmp_path, "mel", "--compat", "librosa", "--win", str(N), "--hop", str(H), "--n-mels", "80", "--scale", "power"
+    )
     ref = librosa.feature.melspectrogram(y=y, sr=16000, n_fft=N, hop_length=H, n_mels=80)
     assert ours.shape == ref.shape and rel(ours, ref) <= 1e-5
     np.testing.assert_array_equal(ours, preset)
@@ -108,7 +139,7 @@ def test_librosa_mfcc_and_deltas(tmp_path, y):
     ref = np.concatenate([M, librosa.feature.delta(M), librosa.feature.delta(M, order=2)])
     assert ours.shape == ref.shape
     for k in range(3):
-        assert rel(ours[20 * k: 20 * (k + 1)], ref[20 * k: 20 * (k + 1)]) <= 1e-5
+        assert rel(ours[20 * k : 20 * (k + 1)], ref[20 * k : 20 * (k + 1)]) <= 1e-5
 
 
 def test_scipy_short_time_fft(tmp_path, y):
@@ -116,8 +147,7 @@ def test_scipy_short_time_fft(tmp_path, y):
     spectrogram --win W --hop H --center --pad-mode constant --complex --npy (n_fft = W)"""
     from scipy.signal import ShortTimeFFT, get_window
 
-    ours = cli_npy(tmp_path, "spectrogram", "--win", "400", "--hop", "160", "--center", "--pad-mode", "constant",
-                   "--complex")
+    ours = cli_npy(tmp_path, "spectrogram", "--win", "400", "--hop", "160", "--center", "--pad-mode", "constant", "--complex")
     x = y.astype(np.float64)
     ref = ShortTimeFFT(get_window("hann", 400), hop=160, fs=16000, phase_shift=None).stft(x, p0=0, p1=1 + x.size // 160)
     assert ours.shape == ref.shape and rel(ours, ref) <= 1e-5
@@ -185,9 +215,12 @@ def test_torchaudio_transforms(tmp_path):
     x = np.load(TORCH_REF / "speech16k.npy")
     wav = tmp_path / "x.wav"
     audiokit.write(wav, x[None], 16000, subtype="FLOAT")
-    for command, args, name in [("spectrogram", ["--scale", "power"], "spectrogram"),
-                                ("mel", ["--scale", "power"], "melspectrogram"), ("mel", [], "melspectrogram_db"),
-                                ("mfcc", [], "mfcc")]:
+    for command, args, name in [
+        ("spectrogram", ["--scale", "power"], "spectrogram"),
+        ("mel", ["--scale", "power"], "melspectrogram"),
+        ("mel", [], "melspectrogram_db"),
+        ("mfcc", [], "mfcc"),
+    ]:
         ours = cli_npy(tmp_path, command, "--compat", "torchaudio", *args, input=wav)
         ref = np.load(TORCH_REF / f"{name}.npy").astype(np.float64)
         if name.endswith("_db"):

@@ -32,7 +32,7 @@ def fit_amplitudes(y, freqs, sr, *, trim):
     every component at once removes the leakage between them that a single-tone fit
     (or a DFT bin) would see, so a -150 dB alias next to a 0 dB tone is measurable.
     """
-    y = np.asarray(y, dtype=np.float64)[trim:len(y) - trim]
+    y = np.asarray(y, dtype=np.float64)[trim : len(y) - trim]
     n = np.arange(trim, trim + len(y))
     columns = []
     for f in freqs:
@@ -58,6 +58,7 @@ UP_PAIRS = [(16000, 48000), (8000, 22050), (16000, 44100)]
 
 
 # --------------------------------------------------------------------------- quality
+
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("sr_in,sr_out", DOWN_PAIRS)
@@ -119,6 +120,7 @@ def test_output_is_the_band_limited_signal_at_the_new_instants(sr_in, sr_out, me
 
 # --------------------------------------------------------------------------- naive path
 
+
 def test_naive_picking_aliases_9khz_to_7khz_at_16khz():
     sr_in, sr_out = 48000, 16000
     x = np.sin(2 * np.pi * 9000 * np.arange(sr_in) / sr_in)[None]
@@ -150,6 +152,7 @@ def test_naive_linear_interpolates_between_samples():
 
 # --------------------------------------------------------------------------- shapes
 
+
 def exact_length(n, sr_in, sr_out):
     return floor(Fraction(n * sr_out, sr_in) + Fraction(1, 2))
 
@@ -177,7 +180,7 @@ def test_channels_are_resampled_independently(method, dtype, rng):
     y = resample(x, sr_in=48000, sr_out=44100, method=method)
     assert y.dtype == dtype
     for c in range(3):
-        np.testing.assert_array_equal(y[c], resample(x[c:c + 1], sr_in=48000, sr_out=44100, method=method)[0])
+        np.testing.assert_array_equal(y[c], resample(x[c : c + 1], sr_in=48000, sr_out=44100, method=method)[0])
 
 
 def test_non_contiguous_input_gives_the_same_result(rng):
@@ -198,6 +201,7 @@ def test_equal_rates_return_a_copy_of_the_input(method, rng):
 
 
 # --------------------------------------------------------------------------- streaming
+
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("quality", ["high", "very-high", "quick"])
@@ -229,6 +233,7 @@ def test_streaming_converts_block_dtype_and_ends_after_flush(rng):
 
 # --------------------------------------------------------------------------- overshoot
 
+
 def test_overshoot_is_reported_not_clipped():
     # A full-scale square wave has Gibbs overshoot once band-limited.
     sr_in, sr_out = 48000, 16000
@@ -247,6 +252,7 @@ def test_overshoot_is_reported_not_clipped():
 
 
 # --------------------------------------------------------------------------- bad parameters
+
 
 @pytest.mark.parametrize("bad", [0, -16000, 44100.5, True, "16000"])
 def test_bad_rates_are_rejected(bad):

@@ -54,8 +54,7 @@ def spectra(rng, dtype):
 def test_power_to_db_equals_librosa(rng, dtype, ref, amin, top_db):
     S = spectra(rng, dtype)
     D = to_db(S, ref=ref, amin=amin, top_db=top_db)
-    expected = librosa.power_to_db(S, ref=np.max if ref == "max" else ref,
-                                   amin=1e-10 if amin is None else amin, top_db=top_db)
+    expected = librosa.power_to_db(S, ref=np.max if ref == "max" else ref, amin=1e-10 if amin is None else amin, top_db=top_db)
     assert D.dtype == dtype and np.all(np.isfinite(D))
     np.testing.assert_allclose(D, expected, rtol=0, atol=1e-4 if dtype == np.float32 else 1e-10)
 
@@ -111,7 +110,7 @@ def test_rescale_db_equals_global(rng, top_db):
     assert out is D
     np.testing.assert_allclose(D, to_db(S, ref="max", top_db=top_db), rtol=0, atol=1e-10)
     # fixed reference level
-    np.testing.assert_allclose(rescale_db(to_db(S, top_db=None), ref_db=6.0), to_db(S, ref=10 ** 0.6, top_db=None), atol=1e-10)
+    np.testing.assert_allclose(rescale_db(to_db(S, top_db=None), ref_db=6.0), to_db(S, ref=10**0.6, top_db=None), atol=1e-10)
 
 
 @pytest.mark.parametrize(

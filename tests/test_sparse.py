@@ -15,8 +15,10 @@ sparse = pytest.importorskip("scipy.sparse")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("sr, n_fft, n_mels, norm", [(16000, 400, 80, None), (22050, 1024, 40, "slaney"),
-                                                     (44100, 2048, 128, None), (8000, 256, 20, "slaney")])
+@pytest.mark.parametrize(
+    "sr, n_fft, n_mels, norm",
+    [(16000, 400, 80, None), (22050, 1024, 40, "slaney"), (44100, 2048, 128, None), (8000, 256, 20, "slaney")],
+)
 def test_equals_scipy_csr_product_bit_for_bit(rng, dtype, sr, n_fft, n_mels, norm):
     fb = mel_filterbank(sr=sr, n_fft=n_fft, n_mels=n_mels, norm=norm, dtype=dtype)
     frames = (rng.standard_normal((fb.shape[1], 777)) ** 2 * 10.0 ** rng.uniform(-8, 4, 777)).astype(dtype)
@@ -38,8 +40,10 @@ def test_random_sparse_patterns(rng):
 
 
 def test_loading_the_kernel_imports_no_scipy_sparse():
-    code = ("import sys, numpy as np; from audiokit.dsp.sparse import CsrMatrix; "
-            "print((CsrMatrix(np.eye(3, dtype=np.float32)) @ np.ones((3, 2), np.float32)).sum(), "
-            "'scipy.sparse' in sys.modules)")
+    code = (
+        "import sys, numpy as np; from audiokit.dsp.sparse import CsrMatrix; "
+        "print((CsrMatrix(np.eye(3, dtype=np.float32)) @ np.ones((3, 2), np.float32)).sum(), "
+        "'scipy.sparse' in sys.modules)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.stdout.split() == ["6.0", "False"], proc.stderr[-2000:]

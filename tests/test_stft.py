@@ -127,8 +127,7 @@ def test_stft_equals_librosa(rng, center, pad_mode, win_length, n_fft, hop, n):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         X = plan.stft(x)
-        ref = librosa.stft(x, n_fft=n_fft, hop_length=hop, win_length=win_length, window="hann",
-                           center=center, pad_mode=pad_mode)
+        ref = librosa.stft(x, n_fft=n_fft, hop_length=hop, win_length=win_length, window="hann", center=center, pad_mode=pad_mode)
     assert_close_spectra(X, ref)
 
 
@@ -292,9 +291,7 @@ def test_amin_and_chunk_checks():
     for bad in (0, 2.0, True):
         with pytest.raises(ParameterError, match=f"chunk_frames must be an integer > 0, got {bad!r}"):
             StftStream(plan, chunk_frames=bad)
-    np.testing.assert_array_equal(
-        spectrogram(np.zeros(100), plan, log="db"), np.full((33, plan.n_frames(100)), -100.0)
-    )
+    np.testing.assert_array_equal(spectrogram(np.zeros(100), plan, log="db"), np.full((33, plan.n_frames(100)), -100.0))
     np.testing.assert_array_equal(
         spectrogram(np.zeros(100), plan, power=1.0, log="db"), np.full((33, plan.n_frames(100)), -100.0)
     )

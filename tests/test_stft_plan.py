@@ -91,8 +91,7 @@ def test_plan_repr_and_replace():
 
 def test_window_sumsquare_equals_librosa():
     plan = StftPlan(sr=16000, win_length=400, hop_length=160, n_fft=512)
-    ref = librosa.filters.window_sumsquare(window="hann", n_frames=7, hop_length=160, win_length=400, n_fft=512,
-                                           dtype=np.float64)
+    ref = librosa.filters.window_sumsquare(window="hann", n_frames=7, hop_length=160, win_length=400, n_fft=512, dtype=np.float64)
     np.testing.assert_allclose(plan.window_sumsquare(7), ref, rtol=1e-12, atol=1e-15)
     with pytest.raises(ParameterError, match="n_frames must be >= 1, got 0"):
         plan.window_sumsquare(0)

@@ -64,8 +64,7 @@ def frames_for(plan, batches=2.5):
 @pytest.mark.parametrize("backend_name", ["fftw", "numpy"])
 @pytest.mark.parametrize(("win_length", "n_fft", "hop", "center"), GEOMETRIES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_polyphase_batches_equal_row_by_row_and_reference(rng, row_by_row, backend_name, win_length, n_fft, hop,
-                                                          center, dtype):
+def test_polyphase_batches_equal_row_by_row_and_reference(rng, row_by_row, backend_name, win_length, n_fft, hop, center, dtype):
     backend = get_backend(backend_name)
     plan = StftPlan(sr=8000, win_length=win_length, hop_length=hop, n_fft=n_fft, center=center)
     x = rng.uniform(-1, 1, (2, frames_for(plan))).astype(dtype)

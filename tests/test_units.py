@@ -22,7 +22,11 @@ rates = st.integers(min_value=1, max_value=3_072_000)
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        (Fraction(5, 2), 3), (Fraction(-5, 2), -3), (Fraction(3, 2), 2), (Fraction(7, 3), 2), (Fraction(-7, 3), -2),
+        (Fraction(5, 2), 3),
+        (Fraction(-5, 2), -3),
+        (Fraction(3, 2), 2),
+        (Fraction(7, 3), 2),
+        (Fraction(-7, 3), -2),
         (Fraction(0), 0),
     ],
 )
@@ -30,7 +34,7 @@ def test_round_half_up_examples(value, expected):
     assert round_half_up(value) == expected
 
 
-@given(st.integers(-10**9, 10**9), st.integers(1, 10**6))
+@given(st.integers(-(10**9), 10**9), st.integers(1, 10**6))
 def test_round_half_up_is_nearest_with_ties_away_from_zero(p, q):
     x = Fraction(p, q)
     r = round_half_up(x)

@@ -57,8 +57,9 @@ def test_kaiser_beta_equals_scipy(beta, periodic):
         rtol=0,
         atol=16 * EPS,
     )
-    np.testing.assert_array_equal(get_window(f"kaiser:{beta}", 128, periodic=periodic),
-                                  get_window("kaiser", 128, periodic=periodic, beta=beta))
+    np.testing.assert_array_equal(
+        get_window(f"kaiser:{beta}", 128, periodic=periodic), get_window("kaiser", 128, periodic=periodic, beta=beta)
+    )
 
 
 def test_periodic_and_symmetric_shapes():

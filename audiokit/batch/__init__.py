@@ -24,8 +24,13 @@ from typing import Any
 __all__ = ["BatchRequest", "BatchStats", "Job", "InputItem", "run_batch", "COMMANDS", "RESULT_COMMANDS"]
 
 _LAZY = {
-    "BatchRequest": "runner", "BatchStats": "runner", "run_batch": "runner", "Job": "jobs", "COMMANDS": "jobs",
-    "RESULT_COMMANDS": "jobs", "InputItem": "inputs",
+    "BatchRequest": "runner",
+    "BatchStats": "runner",
+    "run_batch": "runner",
+    "Job": "jobs",
+    "COMMANDS": "jobs",
+    "RESULT_COMMANDS": "jobs",
+    "InputItem": "inputs",
 }
 
 

@@ -76,7 +76,9 @@ class PoolBackend:
         self.workers = workers
         self.slots = 2 * workers
         self._pool = cf.ProcessPoolExecutor(
-            max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=init_worker,
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=init_worker,
         )
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> cf.Future:

@@ -39,8 +39,15 @@ __all__ = ["InputItem", "audio_extensions", "collect_inputs", "read_path_list", 
 
 #: Extensions of the soundfile formats beyond the format's own name.
 _EXTRA_EXTENSIONS = {
-    "AIFF": ("aif", "aifc"), "AU": ("snd",), "OGG": ("oga", "opus"), "NIST": ("sph",), "IRCAM": ("sf",),
-    "MAT4": ("mat",), "MAT5": ("mat",), "WAVEX": ("wav",), "SVX": ("8svx", "iff"),
+    "AIFF": ("aif", "aifc"),
+    "AU": ("snd",),
+    "OGG": ("oga", "opus"),
+    "NIST": ("sph",),
+    "IRCAM": ("sf",),
+    "MAT4": ("mat",),
+    "MAT5": ("mat",),
+    "WAVEX": ("wav",),
+    "SVX": ("8svx", "iff"),
 }
 
 
@@ -111,7 +118,7 @@ def check_id(item_id: str, where: str) -> str:
 def _seconds(value: object, key: str, where: str) -> float | None:
     if value is None:
         return None
-    if not is_real(value) or not math.isfinite(value) or value < 0:  # type: ignore[arg-type,operator]
+    if not is_real(value) or not math.isfinite(value) or value < 0:
         raise ParameterError(f"{where}: {key!r} must be a number of seconds >= 0, got {value!r}")
     return float(value)
 
@@ -132,13 +139,13 @@ def read_segments(manifest: str) -> list[InputItem]:
         except json.JSONDecodeError as exc:
             raise ParameterError(f"{where}: not JSON ({exc.msg})") from None
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
-            raise ParameterError(f"{where}: expected an object with a \"path\" string")
+            raise ParameterError(f'{where}: expected an object with a "path" string')
         path = os.path.abspath(entry["path"])
         item_id = entry.get("id")
         if item_id is None:
             item_id = str(PurePosixPath(*Path(entry["path"]).with_suffix("").parts[-1:]))
         if not isinstance(item_id, str):
-            raise ParameterError(f"{where}: \"id\" must be a string")
+            raise ParameterError(f'{where}: "id" must be a string')
         duration = _seconds(entry.get("duration"), "duration", where)
         if duration == 0:
             raise ParameterError(f"{where}: 'duration' must be > 0")
@@ -163,8 +170,13 @@ def _walk(folder: str, glob: str | None, extensions: frozenset[str], skip: str |
 
 
 def collect_inputs(
-    args: Sequence[str], *, glob: str | None = None, root: str | None = None, manifest: str | None = None,
-    exclude: str | None = None, stdin_lines: Iterable[str] | None = None,
+    args: Sequence[str],
+    *,
+    glob: str | None = None,
+    root: str | None = None,
+    manifest: str | None = None,
+    exclude: str | None = None,
+    stdin_lines: Iterable[str] | None = None,
 ) -> list[InputItem]:
     """Expand the INPUTS of a batch into items with their ids (see the module docstring).
 
@@ -229,8 +241,10 @@ def collect_inputs(
     if manifest is not None:
         items += read_segments(manifest)
     if not items:
-        raise ParameterError("no input: give files, folders, @list, - (paths on stdin) or --manifest "
-                             f"(folders are searched for {glob or 'audio files'})")
+        raise ParameterError(
+            "no input: give files, folders, @list, - (paths on stdin) or --manifest "
+            f"(folders are searched for {glob or 'audio files'})"
+        )
     return _mark_duplicates(items)
 
 

@@ -19,8 +19,10 @@ import json
 import os
 import time
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from .. import __version__
@@ -68,8 +70,12 @@ class Job:
         inputs.pop("start", None)
         inputs.pop("duration", None)
         payload = {
-            "command": self.command, "options_type": type(self.options).__name__,
-            "options": dataclasses.asdict(self.options), "inputs": inputs, "png": self.png, "audiokit": __version__,
+            "command": self.command,
+            "options_type": type(self.options).__name__,
+            "options": dataclasses.asdict(self.options),
+            "inputs": inputs,
+            "png": self.png,
+            "audiokit": __version__,
         }
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
         return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -110,9 +116,11 @@ def validate(job: Job) -> None:
         from ..pipelines.timefreq import PAD_MODES, SCALES, parse_ref
 
         kaldi = getattr(job.options, "compat", None) == "kaldi"  # Kaldi's windows and --fmax < 0 are checked above
-        _syntax(durations={"--win": options.stft.win, "--hop": options.stft.hop, "--nfft": options.stft.nfft},
-                frequencies={"--fmin": options.fmin} if kaldi else {"--fmin": options.fmin, "--fmax": options.fmax},
-                window=None if kaldi else options.stft.window)
+        _syntax(
+            durations={"--win": options.stft.win, "--hop": options.stft.hop, "--nfft": options.stft.nfft},
+            frequencies={"--fmin": options.fmin} if kaldi else {"--fmin": options.fmin, "--fmax": options.fmax},
+            window=None if kaldi else options.stft.window,
+        )
         choice("--scale", options.scale, SCALES)
         choice("--pad-mode", options.stft.pad_mode, PAD_MODES)
         parse_ref(options.ref)
@@ -136,13 +144,25 @@ def validate(job: Job) -> None:
         parse_freq(options.freq)
         _syntax(durations={"--win": options.win}, frequencies={"--width": options.width})
     elif job.command == "spectrum":
-        _syntax(durations={"--dur": options.dur, "--nfft": options.nfft}, zero_durations={"--start": options.start},
-                frequencies={"--min-sep": options.min_sep, "--fmin": options.fmin, "--fmax": options.fmax},
-                window=options.window)
+        _syntax(
+            durations={"--dur": options.dur, "--nfft": options.nfft},
+            zero_durations={"--start": options.start},
+            frequencies={"--min-sep": options.min_sep, "--fmin": options.fmin, "--fmax": options.fmax},
+            window=options.window,
+        )
 
 
-def _syntax(*, durations: dict[str, str | None] = {}, zero_durations: dict[str, str | None] = {},  # noqa: B006
-            frequencies: dict[str, str | None] = {}, window: str | None = None) -> None:  # noqa: B006
+#: An empty, read-only option table (a default that cannot be mutated between calls).
+_NO_OPTIONS: Mapping[str, str | None] = MappingProxyType({})
+
+
+def _syntax(
+    *,
+    durations: Mapping[str, str | None] = _NO_OPTIONS,
+    zero_durations: Mapping[str, str | None] = _NO_OPTIONS,
+    frequencies: Mapping[str, str | None] = _NO_OPTIONS,
+    window: str | None = None,
+) -> None:
     """Check the spelling of duration, frequency and window options (their values in samples need the rate)."""
     from ..pipelines.params import frequency_hz, option_error
     from ..units import parse_duration
@@ -189,8 +209,10 @@ class _ProbingInputs(InputOptions):
 def _inputs_for(job: Job, item: InputItem) -> _ProbingInputs:
     values = {f.name: getattr(job.inputs, f.name) for f in dataclasses.fields(InputOptions)}
     if item.start is not None or item.duration is not None:
-        values.update(start=segment_text(item.start) if item.start else None,
-                      duration=segment_text(item.duration) if item.duration is not None else None)
+        values.update(
+            start=segment_text(item.start) if item.start else None,
+            duration=segment_text(item.duration) if item.duration is not None else None,
+        )
     return _ProbingInputs(**values)
 
 
@@ -244,8 +266,14 @@ def run_item(job: Job, item: InputItem, out_dir: str, made_dirs: set[str] | None
     started = time.perf_counter()
     made_dirs = set() if made_dirs is None else made_dirs
     record: dict[str, Any] = {
-        "id": item.id, "path": item.path, "segment": item.segment, "size": None, "mtime_ns": None,
-        "duration": None, "sr": None, "channels": None,
+        "id": item.id,
+        "path": item.path,
+        "segment": item.segment,
+        "size": None,
+        "mtime_ns": None,
+        "duration": None,
+        "sr": None,
+        "channels": None,
     }
     caught: list[warnings.WarningMessage] = []
     try:
@@ -277,8 +305,13 @@ def run_item(job: Job, item: InputItem, out_dir: str, made_dirs: set[str] | None
         record.update(status="failed", error=str(exc), exit_code=exc.exit_code, outputs={}, shape=None)
     except Exception as exc:  # noqa: BLE001 - a file that makes a pipeline raise fails alone, as "internal error"
         text = " ".join(str(exc).split())
-        record.update(status="failed", error=f"{item.path}: internal error: {type(exc).__name__}: {text}", exit_code=1,
-                      outputs={}, shape=None)
+        record.update(
+            status="failed",
+            error=f"{item.path}: internal error: {type(exc).__name__}: {text}",
+            exit_code=1,
+            outputs={},
+            shape=None,
+        )
     record["warnings"] = [str(w.message) for w in caught]
     record["seconds"] = round(time.perf_counter() - started, 6)
     return record

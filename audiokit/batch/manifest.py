@@ -33,8 +33,17 @@ from ..errors import OutputError
 from ..io.atomic import TEMP_MARKER, describe_os_error, write_text_atomic
 
 __all__ = [
-    "MANIFEST", "RESULTS", "LOCK", "read_records", "latest_records", "record_key", "ManifestWriter", "DirLock",
-    "sweep_temp_files", "compact_results", "is_done",
+    "MANIFEST",
+    "RESULTS",
+    "LOCK",
+    "read_records",
+    "latest_records",
+    "record_key",
+    "ManifestWriter",
+    "DirLock",
+    "sweep_temp_files",
+    "compact_results",
+    "is_done",
 ]
 
 MANIFEST = "manifest.jsonl"
@@ -71,8 +80,7 @@ def latest_records(path: str | os.PathLike) -> dict[tuple[str, str, str], dict[s
     return latest
 
 
-def is_done(record: dict[str, Any] | None, *, fingerprint: str, size: int | None, mtime_ns: int | None,
-            out_dir: str) -> bool:
+def is_done(record: dict[str, Any] | None, *, fingerprint: str, size: int | None, mtime_ns: int | None, out_dir: str) -> bool:
     """True when ``record`` says the input was done with these options, unchanged, and its outputs exist."""
     if record is None or record.get("status") != "ok" or record.get("fingerprint") != fingerprint:
         return False
@@ -144,8 +152,9 @@ class DirLock:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(self._fd)
-            raise OutputError("another audiokit batch is writing this folder (wait for it, or give another --out)",
-                              out_dir) from None
+            raise OutputError(
+                "another audiokit batch is writing this folder (wait for it, or give another --out)", out_dir
+            ) from None
 
     def release(self) -> None:
         """Unlock (closing the file releases the lock)."""

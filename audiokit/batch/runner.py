@@ -50,8 +50,22 @@ __all__ = ["BatchRequest", "BatchStats", "run_batch", "default_jobs"]
 
 #: Keys of a manifest line, in order (see :mod:`audiokit.batch.manifest`).
 MAX_ERRORS_SHOWN = 5
-RECORD_KEYS = ("id", "path", "segment", "size", "mtime_ns", "status", "error", "outputs", "shape", "duration", "sr",
-               "channels", "warnings", "seconds")
+RECORD_KEYS = (
+    "id",
+    "path",
+    "segment",
+    "size",
+    "mtime_ns",
+    "status",
+    "error",
+    "outputs",
+    "shape",
+    "duration",
+    "sr",
+    "channels",
+    "warnings",
+    "seconds",
+)
 
 
 def default_jobs() -> int:
@@ -151,10 +165,19 @@ class BatchStats:
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` summary."""
         return {
-            "command": self.command, "total": self.total, "ok": self.ok, "failed": self.failed,
-            "skipped": self.skipped, "seconds": round(self.elapsed, 3), "files_per_second": round(self.files_per_second, 2),
-            "audio_seconds": round(self.audio_seconds, 3), "stopped_early": self.stopped_early, "out": self.out,
-            "manifest": os.path.join(self.out, MANIFEST), "backend": self.backend, "workers": self.workers,
+            "command": self.command,
+            "total": self.total,
+            "ok": self.ok,
+            "failed": self.failed,
+            "skipped": self.skipped,
+            "seconds": round(self.elapsed, 3),
+            "files_per_second": round(self.files_per_second, 2),
+            "audio_seconds": round(self.audio_seconds, 3),
+            "stopped_early": self.stopped_early,
+            "out": self.out,
+            "manifest": os.path.join(self.out, MANIFEST),
+            "backend": self.backend,
+            "workers": self.workers,
             "exit_code": self.exit_code,
         }
 
@@ -191,8 +214,14 @@ def _output_folders(job: Job, items: Iterable[InputItem], out_dir: str) -> set[s
 def _task_failure(item: InputItem, exc: BaseException) -> dict[str, Any]:
     """The record of an input whose task could not finish (its worker died, the cluster failed it)."""
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return {"id": item.id, "path": item.path, "segment": item.segment, "status": "failed",
-            "error": f"{item.path}: the task running it failed: {type(exc).__name__}: {text}", "outputs": {}}
+    return {
+        "id": item.id,
+        "path": item.path,
+        "segment": item.segment,
+        "status": "failed",
+        "error": f"{item.path}: the task running it failed: {type(exc).__name__}: {text}",
+        "outputs": {},
+    }
 
 
 def _default_chunk(n_tasks_inputs: int, workers: int) -> int:
@@ -229,8 +258,16 @@ class _Recorder:
                 self.stats.errors.append(str(record.get("error")))
 
 
-def _execute(backend: Backend, job: Job, tasks: list[list[InputItem]], out_dir: str, record: _Recorder,
-             stats: BatchStats, max_failures: int | None, on_update: Callable[[BatchStats], None]) -> Backend:
+def _execute(
+    backend: Backend,
+    job: Job,
+    tasks: list[list[InputItem]],
+    out_dir: str,
+    record: _Recorder,
+    stats: BatchStats,
+    max_failures: int | None,
+    on_update: Callable[[BatchStats], None],
+) -> Backend:
     """Keep ``backend.slots`` tasks in flight, record each as it finishes; return the (maybe restarted) backend."""
     queue = list(reversed(tasks))
     pending: dict[Any, list[InputItem]] = {}
@@ -289,8 +326,9 @@ def _finished(future: Any) -> bool:
         return False
 
 
-def run_batch(request: BatchRequest, *, on_update: Callable[[BatchStats], None] | None = None,
-              stdin_lines: Iterable[str] | None = None) -> BatchStats:
+def run_batch(
+    request: BatchRequest, *, on_update: Callable[[BatchStats], None] | None = None, stdin_lines: Iterable[str] | None = None
+) -> BatchStats:
     """Run a batch (see the module docstring); return its statistics (``exit_code``: 0 or 3).
 
     Raises
@@ -317,8 +355,14 @@ def run_batch(request: BatchRequest, *, on_update: Callable[[BatchStats], None] 
     lock = DirLock(out_dir)
     folders = {out_dir}
     try:
-        items = collect_inputs(request.paths, glob=request.glob, root=request.root, manifest=request.manifest,
-                               exclude=out_dir, stdin_lines=stdin_lines)
+        items = collect_inputs(
+            request.paths,
+            glob=request.glob,
+            root=request.root,
+            manifest=request.manifest,
+            exclude=out_dir,
+            stdin_lines=stdin_lines,
+        )
         manifest_path = os.path.join(out_dir, MANIFEST)
         previous = {} if request.force else latest_records(manifest_path)
         todo, done = _plan(job, items, previous, out_dir)

@@ -18,8 +18,12 @@ __all__ = ["THREAD_VARS", "single_thread_env", "init_worker", "run_task", "chunk
 
 #: One BLAS/OpenMP/FFTW thread per worker: the batch's parallelism is its processes.
 THREAD_VARS = {
-    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1",
-    "NUMEXPR_NUM_THREADS": "1", "AUDIOKIT_FFT_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "AUDIOKIT_FFT_THREADS": "1",
 }
 
 

@@ -221,7 +221,7 @@ def _run_app(args: list[str], debug: bool) -> int:
     try:  # Typer >= 0.22 vendors its own copy of click
         from typer._click import exceptions as click_exceptions
     except ImportError:  # pragma: no cover - older Typer uses click itself
-        from click import exceptions as click_exceptions
+        from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
     typer_app = globals().get("app") or __getattr__("app")
     try:

@@ -30,10 +30,14 @@ BATCH_PANEL = "Batch"
 #: Parameters of the single-file commands that batch does not take: the input, output names, stdout reports.
 DROPPED = frozenset({"file", "files", "output", "npy", "residual", "json_out", "filterbank"})
 _MODULES: dict[str, tuple[Callable[..., Any], Callable[[Mapping[str, Any]], Any]]] = {
-    "mel": (mel.mel_command, mel.options_from), "spectrogram": (spectrogram.spectrogram_command, spectrogram.options_from),
-    "resample": (resample.resample_command, resample.options_from), "dehum": (dehum.dehum_command, dehum.options_from),
-    "quantize": (quantize.quantize_command, quantize.options_from), "info": (info.info_command, info.options_from),
-    "spectrum": (spectrum.spectrum_command, spectrum.options_from), "mfcc": (mfcc.mfcc_command, mfcc.options_from),
+    "mel": (mel.mel_command, mel.options_from),
+    "spectrogram": (spectrogram.spectrogram_command, spectrogram.options_from),
+    "resample": (resample.resample_command, resample.options_from),
+    "dehum": (dehum.dehum_command, dehum.options_from),
+    "quantize": (quantize.quantize_command, quantize.options_from),
+    "info": (info.info_command, info.options_from),
+    "spectrum": (spectrum.spectrum_command, spectrum.options_from),
+    "mfcc": (mfcc.mfcc_command, mfcc.options_from),
 }
 
 
@@ -46,26 +50,66 @@ def _batch_option(name: str, kind: Any, default: Any, *decls: str, help: str, **
 
 
 _BATCH_PARAMS = [
-    _option(Annotated[Optional[list[str]], typer.Argument(
-        metavar="INPUTS...", show_default=False,
-        help="Audio files, folders (recursed), @list.txt (one path per line) or - (paths on stdin).")], None)("paths"),
-    _batch_option("out", str, inspect.Parameter.empty, "--out",
-                  help="Output folder (created); outputs mirror the input tree."),
-    _batch_option("root", Optional[str], None, "--root",
-                  help="Folder the output tree is relative to (default: the common folder of the inputs)."),
-    _batch_option("glob", Optional[str], None, "--glob",
-                  help="File names to take in folders, e.g. '*.flac' (default: every extension soundfile reads)."),
-    _batch_option("segments", Optional[str], None, "--manifest",
-                  help='JSONL segments to run: {"id", "path", "start", "duration"} per line (seconds).'),
+    _option(
+        Annotated[
+            Optional[list[str]],
+            typer.Argument(
+                metavar="INPUTS...",
+                show_default=False,
+                help="Audio files, folders (recursed), @list.txt (one path per line) or - (paths on stdin).",
+            ),
+        ],
+        None,
+    )("paths"),
+    _batch_option("out", str, inspect.Parameter.empty, "--out", help="Output folder (created); outputs mirror the input tree."),
+    _batch_option(
+        "root",
+        Optional[str],
+        None,
+        "--root",
+        help="Folder the output tree is relative to (default: the common folder of the inputs).",
+    ),
+    _batch_option(
+        "glob",
+        Optional[str],
+        None,
+        "--glob",
+        help="File names to take in folders, e.g. '*.flac' (default: every extension soundfile reads).",
+    ),
+    _batch_option(
+        "segments",
+        Optional[str],
+        None,
+        "--manifest",
+        help='JSONL segments to run: {"id", "path", "start", "duration"} per line (seconds).',
+    ),
     _batch_option("force", bool, False, "--force", help="Recompute the inputs the manifest shows done."),
     _batch_option("max_failures", Optional[int], None, "--max-failures", min=1, help="Stop after this many failed inputs."),
-    _batch_option("jobs", Optional[int], None, "--jobs", "-j", min=1,
-                  help="Worker processes (default: the number of cores); 1 runs in this process."),
-    _batch_option("chunk", Optional[int], None, "--chunk", min=1,
-                  help="Inputs per task (default: about 16 tasks per worker, at most 32 inputs)."),
-    _batch_option("scheduler", Optional[str], None, "--scheduler",
-                  help="Run on a Dask cluster, e.g. tcp://10.0.0.5:8786 (pip install 'audiokit\\[cluster]'; "
-                       "inputs and --out on storage the workers share)."),
+    _batch_option(
+        "jobs",
+        Optional[int],
+        None,
+        "--jobs",
+        "-j",
+        min=1,
+        help="Worker processes (default: the number of cores); 1 runs in this process.",
+    ),
+    _batch_option(
+        "chunk",
+        Optional[int],
+        None,
+        "--chunk",
+        min=1,
+        help="Inputs per task (default: about 16 tasks per worker, at most 32 inputs).",
+    ),
+    _batch_option(
+        "scheduler",
+        Optional[str],
+        None,
+        "--scheduler",
+        help="Run on a Dask cluster, e.g. tcp://10.0.0.5:8786 (pip install 'audiokit\\[cluster]'; "
+        "inputs and --out on storage the workers share).",
+    ),
     _batch_option("summary_json", bool, False, "--json", help="Print the summary as JSON on stdout."),
 ]
 _PNG_PARAM = _batch_option("png", bool, False, "--png", help="Also draw <id>.<kind>.png (slower).")
@@ -81,19 +125,31 @@ def _progress() -> Iterator[Callable[[BatchStats], None]]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     bar = Progress(
-        TextColumn("batch {task.fields[command]}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[failed]} failed  {task.fields[rate]:.1f} files/s  {task.fields[speed]:.2f} h audio/s  "
-                   "ETA {task.fields[eta]}"),
-        console=Console(stderr=True), transient=True,
+        TextColumn("batch {task.fields[command]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(
+            "{task.fields[failed]} failed  {task.fields[rate]:.1f} files/s  {task.fields[speed]:.2f} h audio/s  "
+            "ETA {task.fields[eta]}"
+        ),
+        console=Console(stderr=True),
+        transient=True,
     )
     with bar:
         task = bar.add_task("batch", total=None, command="", failed=0, rate=0.0, speed=0.0, eta="-")
 
         def update(stats: BatchStats) -> None:
             eta = stats.eta_seconds
-            bar.update(task, total=stats.to_run, completed=stats.done, command=stats.command, failed=stats.failed,
-                       rate=stats.files_per_second, speed=stats.audio_hours_per_second,
-                       eta="-" if eta is None else f"{int(eta) // 60}:{int(eta) % 60:02d}")
+            bar.update(
+                task,
+                total=stats.to_run,
+                completed=stats.done,
+                command=stats.command,
+                failed=stats.failed,
+                rate=stats.files_per_second,
+                speed=stats.audio_hours_per_second,
+                eta="-" if eta is None else f"{int(eta) // 60}:{int(eta) % 60:02d}",
+            )
 
         yield update
 
@@ -102,16 +158,24 @@ def _run(name: str, options_from: Callable[[Mapping[str, Any]], Any], params: di
     console.configure(quiet=params["quiet"])
     job = Job(command=name, options=options_from(params), inputs=inputs_from(params), png=params.get("png", False))
     request = BatchRequest(
-        job=job, paths=tuple(params["paths"] or ()), out=params["out"], root=params["root"], glob=params["glob"],
-        manifest=params["segments"], force=params["force"], max_failures=params["max_failures"], jobs=params["jobs"],
-        chunk=params["chunk"], scheduler=params["scheduler"],
+        job=job,
+        paths=tuple(params["paths"] or ()),
+        out=params["out"],
+        root=params["root"],
+        glob=params["glob"],
+        manifest=params["segments"],
+        force=params["force"],
+        max_failures=params["max_failures"],
+        jobs=params["jobs"],
+        chunk=params["chunk"],
+        scheduler=params["scheduler"],
     )
     with _progress() as update:
         stats = run_batch(request, on_update=update)
     for error in stats.errors:
         console.error(error)
     if stats.failed > len(stats.errors):
-        console.error(f"... {stats.failed - len(stats.errors)} more failed inputs: see status \"failed\" in the manifest")
+        console.error(f'... {stats.failed - len(stats.errors)} more failed inputs: see status "failed" in the manifest')
     console.info(stats.line())
     if params["summary_json"]:
         print(json.dumps(stats.to_json()))
@@ -121,8 +185,11 @@ def _run(name: str, options_from: Callable[[Mapping[str, Any]], Any], params: di
 def batch_command(name: str) -> Callable[..., int]:
     """The ``audiokit batch NAME`` callback: the single-file command's parameters (minus :data:`DROPPED`) + batch's."""
     single, options_from = _MODULES[name]
-    own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
-           for p in inspect.signature(single, eval_str=True).parameters.values() if p.name not in DROPPED]
+    own = [
+        p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+        for p in inspect.signature(single, eval_str=True).parameters.values()
+        if p.name not in DROPPED
+    ]
     extra = _BATCH_PARAMS + ([_PNG_PARAM] if name in ("mel", "spectrogram", "mfcc") else [])
     clash = {p.name for p in own} & {p.name for p in extra}
     assert not clash, f"batch {name}: parameters {clash} declared twice"
@@ -146,7 +213,9 @@ def batch_command(name: str) -> Callable[..., int]:
 
 
 batch_app = typer.Typer(
-    name="batch", no_args_is_help=True, add_completion=False,
+    name="batch",
+    no_args_is_help=True,
+    add_completion=False,
     help="Run a command over a corpus: resumable, failure-tolerant, on local processes or a Dask cluster.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )

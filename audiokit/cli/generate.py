@@ -17,7 +17,9 @@ def generate_command(
     dur: Annotated[str, typer.Option("--dur", help="Duration: 2s, 500ms, or a whole number of samples.")] = "1s",
     rate: Annotated[str, typer.Option("--rate", help="Sample rate in Hz, e.g. 16000, 16k, 44.1kHz.")] = "16000",
     seed: Annotated[int, typer.Option("--seed", help="Seed for the noise components (same seed, same noise).")] = 0,
-    channels: Annotated[int, typer.Option("--channels", min=1, max=256, help="Channel count (noise independent per channel).")] = 1,
+    channels: Annotated[
+        int, typer.Option("--channels", min=1, max=256, help="Channel count (noise independent per channel).")
+    ] = 1,
     subtype: Annotated[str, typer.Option("--subtype", help="PCM_U8, PCM_16, PCM_24, PCM_32, FLOAT or DOUBLE.")] = "FLOAT",
     quiet: Quiet = False,
     debug: Debug = False,

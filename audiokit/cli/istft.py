@@ -12,9 +12,15 @@ from .options import Debug, Quiet, print_paths, refuse_terminal, reporter
 
 
 def istft_command(
-    spec_path: Annotated[str, typer.Argument(metavar="SPEC.npy", help="Complex STFT saved by 'audiokit spectrogram --complex --npy'.")],
-    output: Annotated[Optional[str], typer.Option("-o", "--output", help="WAV to write (- for stdout). Default: <SPEC>.istft.wav.")] = None,
-    subtype: Annotated[Optional[str], typer.Option("--subtype", help="PCM_16, PCM_24, PCM_32, PCM_U8, FLOAT, DOUBLE (default: the source's).")] = None,
+    spec_path: Annotated[
+        str, typer.Argument(metavar="SPEC.npy", help="Complex STFT saved by 'audiokit spectrogram --complex --npy'.")
+    ],
+    output: Annotated[
+        Optional[str], typer.Option("-o", "--output", help="WAV to write (- for stdout). Default: <SPEC>.istft.wav.")
+    ] = None,
+    subtype: Annotated[
+        Optional[str], typer.Option("--subtype", help="PCM_16, PCM_24, PCM_32, PCM_U8, FLOAT, DOUBLE (default: the source's).")
+    ] = None,
     fix_nonfinite: Annotated[
         bool, typer.Option("--fix-nonfinite", help="Replace NaN/Inf values of the STFT with 0 instead of refusing it.")
     ] = False,

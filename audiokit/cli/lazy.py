@@ -35,23 +35,32 @@ __all__ = ["COMMANDS", "LazyGroup", "fast_coercion", "load_command", "plain_meta
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "info": ("info", "info_command", "Show format, duration and levels (peak, RMS, DC offset, clipped samples)."),
     "generate": ("generate", "generate_command", "Generate a test signal and write it as WAV (to -o PATH, or stdout)."),
-    "spectrum": ("spectrum", "spectrum_command",
-                 "One-sided DFT of the signal (or a segment): resolution, Nyquist and peaks."),
-    "spectrogram": ("spectrogram", "spectrogram_command",
-                    "Spectrogram: |STFT| of frames [m*hop, m*hop + n_fft), as a PNG and/or .npy."),
+    "spectrum": ("spectrum", "spectrum_command", "One-sided DFT of the signal (or a segment): resolution, Nyquist and peaks."),
+    "spectrogram": (
+        "spectrogram",
+        "spectrogram_command",
+        "Spectrogram: |STFT| of frames [m*hop, m*hop + n_fft), as a PNG and/or .npy.",
+    ),
     "mel": ("mel", "mel_command", "Log-mel spectrogram: mel filter bank applied to |STFT|^2, in dB (or ln)."),
     "mfcc": ("mfcc", "mfcc_command", "MFCC: orthonormal DCT-II of the log-mel spectrogram, or Kaldi's with --compat kaldi."),
-    "istft": ("istft", "istft_command",
-              "Inverse STFT by weighted overlap-add, exact wherever the window sum is nonzero."),
-    "griffinlim": ("griffinlim", "griffinlim_command",
-                   "Rebuild audio from a magnitude, power, dB or mel spectrogram by fast Griffin-Lim."),
-    "resample": ("resample", "resample_command",
-                 "Convert the sample rate (band-limited, or naive with --no-filter) and write WAV."),
-    "quantize": ("quantize", "quantize_command",
-                 "Requantize to B bits on the mid-tread grid k / 2^(B-1) and report the SQNR."),
+    "istft": ("istft", "istft_command", "Inverse STFT by weighted overlap-add, exact wherever the window sum is nonzero."),
+    "griffinlim": (
+        "griffinlim",
+        "griffinlim_command",
+        "Rebuild audio from a magnitude, power, dB or mel spectrogram by fast Griffin-Lim.",
+    ),
+    "resample": (
+        "resample",
+        "resample_command",
+        "Convert the sample rate (band-limited, or naive with --no-filter) and write WAV.",
+    ),
+    "quantize": ("quantize", "quantize_command", "Requantize to B bits on the mid-tread grid k / 2^(B-1) and report the SQNR."),
     "dehum": ("dehum", "dehum_command", "Remove mains hum (50/60 Hz and harmonics) and write the cleaned WAV."),
-    "batch": ("batch", "batch_app",
-              "Run a command over a corpus: resumable, failure-tolerant, on local processes or a Dask cluster."),
+    "batch": (
+        "batch",
+        "batch_app",
+        "Run a command over a corpus: resumable, failure-tolerant, on local processes or a Dask cluster.",
+    ),
 }
 
 
@@ -191,7 +200,7 @@ def _plain_bool(value: Any) -> bool:
     raise _Delegate
 
 
-def _plain_number(kind: type, low: float | None, high: float | None) -> Callable[[Any], Any]:
+def _plain_number(kind: type, low: Any, high: Any) -> Callable[[Any], Any]:
     pattern = _INT if kind is int else _FLOAT
 
     def convert(value: Any) -> Any:
@@ -225,7 +234,7 @@ def _plain_converter(descriptor: Any) -> Callable[[Any], Any] | None:
     annotation = descriptor.annotation
     item = annotation
     if descriptor.is_list:
-        args = getattr(annotation, "__args__", ())
+        args: tuple[Any, ...] = getattr(annotation, "__args__", ())
         if len(args) != 1:
             return None
         item = args[0]
@@ -253,6 +262,9 @@ def fast_coercion(command: Any) -> None:
 
     class PlainValue(RuntimeParam):  # type: ignore[misc]
         """Typer's None/multi-value handling, then the plain conversion or Typer's own."""
+
+        _convert: Callable[[Any], Any]
+        _typer: Any
 
         def __init__(self, parameter_info: Any, annotation: Any, convert: Callable[[Any], Any]) -> None:
             object.__setattr__(self, "parameter_info", parameter_info)

@@ -9,25 +9,76 @@ import typer
 
 from . import console
 from .feature_options import (
-    Amin, Center, Cmvn, CmvnWindow, Compat, DeltaMethod, Deltas, Dither, Fmax, Fmin, Hop, HtkCompat, Log, MelScale, Nfft,
-    NMels, Norm, PadMode, Preemphasis, RawEnergy, Ref, RemoveDc, Scale, Seed, SnipEdges, TopDb, Win, Window,
-    WindowPosition, feature_options_from,
+    Amin,
+    Center,
+    Cmvn,
+    CmvnWindow,
+    Compat,
+    DeltaMethod,
+    Deltas,
+    Dither,
+    Fmax,
+    Fmin,
+    Hop,
+    HtkCompat,
+    Log,
+    MelScale,
+    Nfft,
+    NMels,
+    Norm,
+    PadMode,
+    Preemphasis,
+    RawEnergy,
+    Ref,
+    RemoveDc,
+    Scale,
+    Seed,
+    SnipEdges,
+    TopDb,
+    Win,
+    Window,
+    WindowPosition,
+    feature_options_from,
 )
 from .options import (
-    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
+    Debug,
+    FixNonFinite,
+    Quiet,
+    RawChannels,
+    RawFormatOpt,
+    RawRate,
+    inputs_from,
+    print_paths,
+    refuse_terminal,
+    reporter,
 )
 from .stft_options import Cmap, Fft, Mix, Npy, Output, Size, Symmetric
 
 MFCC_PANEL = "MFCC"
-NMfcc = Annotated[Optional[int], typer.Option(
-    "--n-mfcc", min=1, help="Cepstra kept, c0 included [20; torchaudio 40; kaldi 13].", rich_help_panel=MFCC_PANEL)]
-Lifter = Annotated[Optional[float], typer.Option(
-    "--lifter", min=0, help="Cepstral lifter Q, 0 = none [0; kaldi 22]: 1 + Q/2*sin(pi*(k+1)/Q) (librosa), "
-                            "kaldi 1 + Q/2*sin(pi*k/Q).", rich_help_panel=MFCC_PANEL)]
-Energy = Annotated[Optional[bool], typer.Option(
-    "--energy/--no-energy", "--use-energy/--no-use-energy", help="Replace c0 by the log frame energy [off; kaldi on]: "
-    "kaldi's log energy, otherwise the log of the frame's total power sum_k |X[k]|^2.", rich_help_panel=MFCC_PANEL,
-    show_default=False)]
+NMfcc = Annotated[
+    Optional[int],
+    typer.Option("--n-mfcc", min=1, help="Cepstra kept, c0 included [20; torchaudio 40; kaldi 13].", rich_help_panel=MFCC_PANEL),
+]
+Lifter = Annotated[
+    Optional[float],
+    typer.Option(
+        "--lifter",
+        min=0,
+        help="Cepstral lifter Q, 0 = none [0; kaldi 22]: 1 + Q/2*sin(pi*(k+1)/Q) (librosa), kaldi 1 + Q/2*sin(pi*k/Q).",
+        rich_help_panel=MFCC_PANEL,
+    ),
+]
+Energy = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--energy/--no-energy",
+        "--use-energy/--no-use-energy",
+        help="Replace c0 by the log frame energy [off; kaldi on]: "
+        "kaldi's log energy, otherwise the log of the frame's total power sum_k |X[k]|^2.",
+        rich_help_panel=MFCC_PANEL,
+        show_default=False,
+    ),
+]
 
 
 def options_from(params: Mapping[str, Any]) -> Any:

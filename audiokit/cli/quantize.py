@@ -16,15 +16,25 @@ from ..errors import ParameterError
 from ..pipelines.quantize import QuantizeOptions, quantize_file
 from . import console
 from .options import (
-    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
+    Debug,
+    FixNonFinite,
+    Quiet,
+    RawChannels,
+    RawFormatOpt,
+    RawRate,
+    inputs_from,
+    print_paths,
+    refuse_terminal,
+    reporter,
 )
 
 
 def options_from(params: Mapping[str, Any]) -> QuantizeOptions:
     """The (checked) pipeline options from the parameter values of :func:`quantize_command` (also ``audiokit batch``)."""
     p = params
-    options = QuantizeOptions(bits=p["bits"], dither=p["dither"], noise_shape=p["noise_shape"], seed=p["seed"],
-                              subtype=p["subtype"])
+    options = QuantizeOptions(
+        bits=p["bits"], dither=p["dither"], noise_shape=p["noise_shape"], seed=p["seed"], subtype=p["subtype"]
+    )
     options.check()
     return options
 
@@ -83,8 +93,7 @@ def quantize_command(
     if json_out and output == "-":
         raise ParameterError("--json and -o - would both write to stdout; give -o PATH with --json")
     refuse_terminal(output, "WAV")
-    result = quantize_file(file, output, options, inputs=inputs_from(params),
-                           reporter=reporter())
+    result = quantize_file(file, output, options, inputs=inputs_from(params), reporter=reporter())
     if json_out:
         print(json.dumps(result.report, indent=2))
         return 0

@@ -10,15 +10,25 @@ import typer
 from ..pipelines.resample import ResampleOptions, resample_file
 from . import console
 from .options import (
-    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
+    Debug,
+    FixNonFinite,
+    Quiet,
+    RawChannels,
+    RawFormatOpt,
+    RawRate,
+    inputs_from,
+    print_paths,
+    refuse_terminal,
+    reporter,
 )
 
 
 def options_from(params: Mapping[str, Any]) -> ResampleOptions:
     """The pipeline options from the parameter values of :func:`resample_command` (also ``audiokit batch``)."""
     p = params
-    return ResampleOptions(to=p["to"], quality=p["quality"], no_filter=p["no_filter"], normalize=p["normalize"],
-                           subtype=p["subtype"])
+    return ResampleOptions(
+        to=p["to"], quality=p["quality"], no_filter=p["no_filter"], normalize=p["normalize"], subtype=p["subtype"]
+    )
 
 
 def resample_command(

@@ -10,10 +10,31 @@ import typer
 from ..pipelines.timefreq import TimeFreqOptions, timefreq
 from . import console
 from .feature_options import (
-    Amin, Center, Compat, Hop, Nfft, PadMode, Ref, Scale, TopDb, Win, Window, WindowPosition, timefreq_from,
+    Amin,
+    Center,
+    Compat,
+    Hop,
+    Nfft,
+    PadMode,
+    Ref,
+    Scale,
+    TopDb,
+    Win,
+    Window,
+    WindowPosition,
+    timefreq_from,
 )
 from .options import (
-    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
+    Debug,
+    FixNonFinite,
+    Quiet,
+    RawChannels,
+    RawFormatOpt,
+    RawRate,
+    inputs_from,
+    print_paths,
+    refuse_terminal,
+    reporter,
 )
 from .stft_options import Cmap, Fft, Mix, Npy, Output, Size, Symmetric
 
@@ -26,8 +47,10 @@ def options_from(params: Mapping[str, Any]) -> TimeFreqOptions:
     if p["window_position"] != "center" and p["nfft"] is not None:
         from ..errors import ParameterError
 
-        raise ParameterError("--window-position start: audiokit centres a window shorter than --nfft in the FFT frame "
-                             "(only mel/mfcc --compat kaldi put it at the start)")
+        raise ParameterError(
+            "--window-position start: audiokit centres a window shorter than --nfft in the FFT frame "
+            "(only mel/mfcc --compat kaldi put it at the start)"
+        )
     return timefreq_from(p, mel=False)
 
 
@@ -42,11 +65,15 @@ def spectrogram_command(
     center: Center = None,
     pad_mode: PadMode = None,
     window_position: WindowPosition = None,
-    fmin: Annotated[Optional[str], typer.Option("--fmin", help="Lowest frequency kept (PNG and .npy rows), e.g. 0, 100Hz.")] = None,
+    fmin: Annotated[
+        Optional[str], typer.Option("--fmin", help="Lowest frequency kept (PNG and .npy rows), e.g. 0, 100Hz.")
+    ] = None,
     fmax: Annotated[Optional[str], typer.Option("--fmax", help="Highest frequency kept, e.g. 4kHz (default sr/2).")] = None,
     output: Output = None,
     npy: Npy = None,
-    complex_out: Annotated[bool, typer.Option("--complex", help="Save the complex STFT (complex64) in --npy, for audiokit istft.")] = False,
+    complex_out: Annotated[
+        bool, typer.Option("--complex", help="Save the complex STFT (complex64) in --npy, for audiokit istft.")
+    ] = False,
     scale: Scale = None,
     ref: Ref = None,
     top_db: TopDb = None,

@@ -12,7 +12,17 @@ from ..errors import ParameterError
 from ..pipelines.spectrum import SpectrumOptions, spectrum_file
 from . import console
 from .options import (
-    Debug, FixNonFinite, Json, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
+    Debug,
+    FixNonFinite,
+    Json,
+    Quiet,
+    RawChannels,
+    RawFormatOpt,
+    RawRate,
+    inputs_from,
+    print_paths,
+    refuse_terminal,
+    reporter,
 )
 from .stft_options import Fft, Mix, Size, Symmetric, Window
 
@@ -22,8 +32,25 @@ OUT_PANEL = "Output"
 
 def options_from(params: Mapping[str, Any]) -> SpectrumOptions:
     """The pipeline options from the parameter values of :func:`spectrum_command` (also ``audiokit batch``)."""
-    names = ("start", "dur", "window", "symmetric", "nfft", "peaks", "threshold", "min_sep", "phase", "linear",
-             "two_sided", "size", "fmin", "fmax", "channel", "mix", "fft")
+    names = (
+        "start",
+        "dur",
+        "window",
+        "symmetric",
+        "nfft",
+        "peaks",
+        "threshold",
+        "min_sep",
+        "phase",
+        "linear",
+        "two_sided",
+        "size",
+        "fmin",
+        "fmax",
+        "channel",
+        "mix",
+        "fft",
+    )
     return SpectrumOptions(**{name: params[name] for name in names})
 
 
@@ -36,7 +63,13 @@ def _print_report(report: dict, with_phase: bool) -> None:
     rows = []
     for entry in report["channels"]:
         for peak in entry["peaks"]:
-            row = [str(entry["channel"]), f"{peak['freq_hz']:.4f}", f"{peak['amplitude']:.6g}", f"{peak['dbfs']:.2f}", f"{peak['bin']:.3f}"]
+            row = [
+                str(entry["channel"]),
+                f"{peak['freq_hz']:.4f}",
+                f"{peak['amplitude']:.6g}",
+                f"{peak['dbfs']:.2f}",
+                f"{peak['bin']:.3f}",
+            ]
             rows.append(row + ([f"{peak['phase']:.4f}"] if with_phase else []))
     console.print_table(head, columns, rows)
 
@@ -47,19 +80,54 @@ def spectrum_command(
     dur: Annotated[Optional[str], typer.Option("--dur", help="Segment length (default: to the end).")] = None,
     window: Window = "hann",
     symmetric: Symmetric = False,
-    nfft: Annotated[Optional[str], typer.Option("--nfft", help="DFT size >= segment length (zero padding); default: the segment length.")] = None,
+    nfft: Annotated[
+        Optional[str], typer.Option("--nfft", help="DFT size >= segment length (zero padding); default: the segment length.")
+    ] = None,
     peaks: Annotated[int, typer.Option("--peaks", min=0, help="Report the K strongest peaks.", rich_help_panel=PEAKS_PANEL)] = 5,
-    threshold: Annotated[float, typer.Option("--threshold", help="Ignore peaks below the strongest by more than this many dB.", rich_help_panel=PEAKS_PANEL)] = 60.0,
-    min_sep: Annotated[Optional[str], typer.Option("--min-sep", help="Minimum distance between peaks (Hz); default the window's ENBW.", rich_help_panel=PEAKS_PANEL)] = None,
-    phase: Annotated[bool, typer.Option("--phase", help="Add the phase (radians, cosine phase at the segment start) of each peak / bin.", rich_help_panel=PEAKS_PANEL)] = False,
+    threshold: Annotated[
+        float,
+        typer.Option(
+            "--threshold", help="Ignore peaks below the strongest by more than this many dB.", rich_help_panel=PEAKS_PANEL
+        ),
+    ] = 60.0,
+    min_sep: Annotated[
+        Optional[str],
+        typer.Option(
+            "--min-sep", help="Minimum distance between peaks (Hz); default the window's ENBW.", rich_help_panel=PEAKS_PANEL
+        ),
+    ] = None,
+    phase: Annotated[
+        bool,
+        typer.Option(
+            "--phase",
+            help="Add the phase (radians, cosine phase at the segment start) of each peak / bin.",
+            rich_help_panel=PEAKS_PANEL,
+        ),
+    ] = False,
     json_out: Json = False,
-    npy: Annotated[Optional[str], typer.Option("--npy", help="Save rows [freq_hz, amplitude(, phase)] as .npy + JSON sidecar.", rich_help_panel=OUT_PANEL)] = None,
-    output: Annotated[Optional[str], typer.Option("-o", "--output", help="PNG of the spectrum (- for stdout).", rich_help_panel=OUT_PANEL)] = None,
-    linear: Annotated[bool, typer.Option("--linear", help="PNG in linear amplitude instead of dBFS.", rich_help_panel=OUT_PANEL)] = False,
-    two_sided: Annotated[bool, typer.Option("--two-sided", help="PNG over 0..fs with the mirror image above Nyquist (for teaching).", rich_help_panel=OUT_PANEL)] = False,
+    npy: Annotated[
+        Optional[str],
+        typer.Option("--npy", help="Save rows [freq_hz, amplitude(, phase)] as .npy + JSON sidecar.", rich_help_panel=OUT_PANEL),
+    ] = None,
+    output: Annotated[
+        Optional[str], typer.Option("-o", "--output", help="PNG of the spectrum (- for stdout).", rich_help_panel=OUT_PANEL)
+    ] = None,
+    linear: Annotated[
+        bool, typer.Option("--linear", help="PNG in linear amplitude instead of dBFS.", rich_help_panel=OUT_PANEL)
+    ] = False,
+    two_sided: Annotated[
+        bool,
+        typer.Option(
+            "--two-sided", help="PNG over 0..fs with the mirror image above Nyquist (for teaching).", rich_help_panel=OUT_PANEL
+        ),
+    ] = False,
     size: Size = "1200x500",
-    fmin: Annotated[Optional[str], typer.Option("--fmin", help="PNG: lowest frequency shown (Hz).", rich_help_panel=OUT_PANEL)] = None,
-    fmax: Annotated[Optional[str], typer.Option("--fmax", help="PNG: highest frequency shown (Hz).", rich_help_panel=OUT_PANEL)] = None,
+    fmin: Annotated[
+        Optional[str], typer.Option("--fmin", help="PNG: lowest frequency shown (Hz).", rich_help_panel=OUT_PANEL)
+    ] = None,
+    fmax: Annotated[
+        Optional[str], typer.Option("--fmax", help="PNG: highest frequency shown (Hz).", rich_help_panel=OUT_PANEL)
+    ] = None,
     channel: Annotated[Optional[int], typer.Option("--channel", min=0, help="Analyse only this channel (0-based).")] = None,
     mix: Mix = False,
     fft: Fft = None,
@@ -88,8 +156,7 @@ def spectrum_command(
     if json_out and output == "-":
         raise ParameterError("--json and -o - both write to stdout; choose one")
     refuse_terminal(output, "PNG")
-    report = spectrum_file(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params),
-                           reporter=reporter())
+    report = spectrum_file(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
     if json_out:
         print(json.dumps(report, indent=2))
     elif output != "-":  # with -o -, stdout holds the PNG bytes only

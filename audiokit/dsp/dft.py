@@ -410,4 +410,3 @@ def spectrum(
     if not np.any(arr):
         warnings.warn("signal is silent (all samples are 0): every amplitude is 0", stacklevel=2)
     return Spectrum(X=X, sr=sr, n=n, n_fft=n_fft, window=w, window_name=name, periodic=periodic)
-

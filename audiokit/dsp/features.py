@@ -29,7 +29,7 @@ float32 input stays float32 (computed in float64 where Kaldi uses double), other
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.fft
@@ -67,8 +67,16 @@ def _check_axis(axis: object, ndim: int) -> int:
 # --------------------------------------------------------------------------------------------
 # MFCC
 # --------------------------------------------------------------------------------------------
-def mfcc(log_mel: np.ndarray, *, n_mfcc: int = 20, dct_type: int = 2, norm: Literal["ortho"] | None = "ortho",
-         lifter: float = 0.0, energy: np.ndarray | None = None, axis: int = -1) -> np.ndarray:
+def mfcc(
+    log_mel: np.ndarray,
+    *,
+    n_mfcc: int = 20,
+    dct_type: int = 2,
+    norm: Literal["ortho"] | None = "ortho",
+    lifter: float = 0.0,
+    energy: np.ndarray | None = None,
+    axis: int = -1,
+) -> np.ndarray:
     """Cepstra of a log-mel spectrogram, as ``librosa.feature.mfcc(S=log_mel, ...)``.
 
     ``M = DCT(log_mel)`` over the mel axis (type ``dct_type``, ``norm``; with the defaults the
@@ -133,7 +141,7 @@ def mfcc(log_mel: np.ndarray, *, n_mfcc: int = 20, dct_type: int = 2, norm: Lite
         m *= (1 + (lift / 2) * li).reshape(shape)
     if energy is not None:
         e = np.asarray(energy, dtype=m.dtype)
-        idx = [slice(None)] * m.ndim
+        idx: list[Any] = [slice(None)] * m.ndim
         idx[m_ax] = 0
         target = m[tuple(idx)]
         t_in_target = t_ax if t_ax < m_ax else t_ax - 1
@@ -182,12 +190,20 @@ def _kaldi_delta(x: np.ndarray, order: int, window: int, axis: int) -> np.ndarra
     out = np.zeros(xm.shape, dtype=np.float64)
     for j, tap in enumerate(taps):
         if tap != 0.0:
-            out += tap * padded[j: j + n]
+            out += tap * padded[j : j + n]
     return np.moveaxis(out, 0, axis).astype(x.dtype, copy=False)
 
 
-def delta(features: np.ndarray, *, order: int = 1, method: DeltaMethod = "kaldi", window: int = 2, width: int = 9,
-          mode: str = "interp", axis: int = -1) -> np.ndarray:
+def delta(
+    features: np.ndarray,
+    *,
+    order: int = 1,
+    method: DeltaMethod = "kaldi",
+    window: int = 2,
+    width: int = 9,
+    mode: str = "interp",
+    axis: int = -1,
+) -> np.ndarray:
     """The ``order``-th delta (time derivative) of features along the frames axis.
 
     * ``method="kaldi"``: Kaldi's ``DeltaFeatures`` (``add-deltas`` without the stacking):
@@ -269,8 +285,9 @@ def add_deltas(features: np.ndarray, *, order: int = 2, window: int = 2, axis: i
 # --------------------------------------------------------------------------------------------
 # CMVN
 # --------------------------------------------------------------------------------------------
-def sliding_cmvn_window(n_frames: int, *, window: int = 600, center: bool = True,
-                        min_window: int = 100) -> tuple[np.ndarray, np.ndarray]:
+def sliding_cmvn_window(
+    n_frames: int, *, window: int = 600, center: bool = True, min_window: int = 100
+) -> tuple[np.ndarray, np.ndarray]:
     """The frames ``[start[t], end[t])`` Kaldi's sliding CMVN averages for frame ``t``.
 
     Kaldi ``SlidingWindowCmnInternal``: centred, ``start = t - window//2``, ``end = start +
@@ -308,8 +325,9 @@ def _cmvn_windows(t: np.ndarray, n: int | None, win: int, center: bool, mw: int)
     return start, end
 
 
-def _normalise(x: np.ndarray, s1: np.ndarray, s2: np.ndarray | None, count: np.ndarray, *, var_floor: float,
-               zero_single: bool) -> np.ndarray:
+def _normalise(
+    x: np.ndarray, s1: np.ndarray, s2: np.ndarray | None, count: np.ndarray, *, var_floor: float, zero_single: bool
+) -> np.ndarray:
     """``(x - s1/count) / sqrt(max(s2/count - (s1/count)**2, floor))`` in float64 (time axis 0)."""
     mean = s1 / count
     out = x - mean
@@ -321,8 +339,16 @@ def _normalise(x: np.ndarray, s1: np.ndarray, s2: np.ndarray | None, count: np.n
     return out
 
 
-def cmvn(features: np.ndarray, *, mode: CmvnMode = "utterance", norm_vars: bool = False, window: int = 600,
-         center: bool = True, min_window: int = 100, axis: int = -1) -> np.ndarray:
+def cmvn(
+    features: np.ndarray,
+    *,
+    mode: CmvnMode = "utterance",
+    norm_vars: bool = False,
+    window: int = 600,
+    center: bool = True,
+    min_window: int = 100,
+    axis: int = -1,
+) -> np.ndarray:
     """Cepstral mean (and variance) normalisation along the frames axis, as Kaldi.
 
     * ``mode="utterance"`` (Kaldi ``compute-cmvn-stats`` + ``apply-cmvn``, one utterance):
@@ -404,8 +430,7 @@ class SlidingCmvn:
     up to float64 rounding of the running sums.
     """
 
-    def __init__(self, *, window: int = 600, center: bool = True, min_window: int = 100,
-                 norm_vars: bool = False, axis: int = -1):
+    def __init__(self, *, window: int = 600, center: bool = True, min_window: int = 100, norm_vars: bool = False, axis: int = -1):
         self.window = check_int(window, "window", minimum=1)
         self.min_window = check_int(min_window, "min_window", minimum=1)
         self.center = bool(center)
@@ -462,7 +487,7 @@ class SlidingCmvn:
         if upto > first:
             start, end = self._windows(first, upto, n_total)
             lo = int(start.min())
-            rel = self._frames[lo - self._offset: int(end.max()) - self._offset]
+            rel = self._frames[lo - self._offset : int(end.max()) - self._offset]
             flat = rel.reshape(rel.shape[0], -1)
             c1 = np.concatenate([np.zeros((1, flat.shape[1])), np.cumsum(flat, axis=0)])
             s1 = c1[end - lo] - c1[start - lo]
@@ -471,7 +496,7 @@ class SlidingCmvn:
                 c2 = np.concatenate([np.zeros((1, flat.shape[1])), np.cumsum(flat * flat, axis=0)])
                 s2 = c2[end - lo] - c2[start - lo]
             count = (end - start).astype(np.float64)[:, None]
-            xs = self._frames[first - self._offset: upto - self._offset].reshape(upto - first, -1)
+            xs = self._frames[first - self._offset : upto - self._offset].reshape(upto - first, -1)
             out = _normalise(xs, s1, s2, count, var_floor=1e-10, zero_single=True).reshape((upto - first,) + self._shape)
             self._next = upto
         else:
@@ -479,7 +504,7 @@ class SlidingCmvn:
         # keep the frames any later window can start at: windows start >= next - window
         keep = max(self._offset, self._next - self.window - 1)
         if keep > self._offset:
-            self._frames = self._frames[keep - self._offset:].copy()
+            self._frames = self._frames[keep - self._offset :].copy()
             self._offset = keep
         ax = self.axis % self._ndim
         return np.moveaxis(out, 0, ax).astype(self._dtype, copy=False)

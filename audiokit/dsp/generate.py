@@ -208,9 +208,7 @@ class Component:
 def _parse_amp(text: str, component: str, *, signed: bool = False) -> float:
     match = _AMP_RE.match(text)
     if not match:
-        raise ParameterError(
-            f"invalid amplitude {text!r} in {component!r}: use a linear value like 0.5 or a level like -6dB"
-        )
+        raise ParameterError(f"invalid amplitude {text!r} in {component!r}: use a linear value like 0.5 or a level like -6dB")
     value = float(match.group(1))
     if match.group(2):
         value = 10.0 ** (value / 20.0)
@@ -245,15 +243,12 @@ def _parse_component(text: str, spec: str) -> Component:
     name = parts[0].lower()
     args = parts[1:]
     if name not in _ARITY:
-        raise ParameterError(
-            f"unknown component {text!r} in {spec!r}: valid names are {', '.join(COMPONENT_USAGE)}"
-        )
+        raise ParameterError(f"unknown component {text!r} in {spec!r}: valid names are {', '.join(COMPONENT_USAGE)}")
     lo, hi = _ARITY[name]
     if not lo <= len(args) <= hi or any(a == "" for a in args):
         want = f"{lo}" if lo == hi else f"{lo} to {hi}"
         raise ParameterError(
-            f"component {text!r} takes {want} argument{'s' if hi != 1 else ''} "
-            f"({COMPONENT_USAGE[name]}), got {len(args)}"
+            f"component {text!r} takes {want} argument{'s' if hi != 1 else ''} ({COMPONENT_USAGE[name]}), got {len(args)}"
         )
     amp = _DEFAULT_AMP.get(name, 0.0)
     if name == "sine":
@@ -276,9 +271,7 @@ def _parse_component(text: str, spec: str) -> Component:
         harmonics = _DEFAULT_HARMONICS
         if len(args) > 2:
             if not re.fullmatch(r"\d+", args[2]) or int(args[2]) < 1:
-                raise ParameterError(
-                    f"invalid number of harmonics {args[2]!r} in {text!r}: must be a whole number >= 1"
-                )
+                raise ParameterError(f"invalid number of harmonics {args[2]!r} in {text!r}: must be a whole number >= 1")
             harmonics = int(args[2])
         return Component(name, text, (_parse_freq(args[0], text, positive=True),), amp, harmonics=harmonics)
     if name == "silence":
@@ -316,9 +309,7 @@ def parse_spec(spec: str) -> list[Component]:
         impulse position) are checked by :func:`generate`.
     """
     if not isinstance(spec, str) or not spec.strip():
-        raise ParameterError(
-            f"empty signal specification {spec!r}: use e.g. 'sine:440' or 'sine:1k + noise:0.01'"
-        )
+        raise ParameterError(f"empty signal specification {spec!r}: use e.g. 'sine:440' or 'sine:1k + noise:0.01'")
     components = []
     for part in spec.split("+"):
         text = part.strip()
@@ -432,13 +423,16 @@ class _Renderer:
         if name in ("chirp", "logchirp"):
             return comp.amp * np.sin(2.0 * np.pi * self._sweep_cycles(comp, n))
         if name in ("noise", "pink"):
-            white = _noise_rng(self.seed, self.streams[index], chunk).standard_normal((self.channels, CHUNK))
+            stream = self.streams[index]
+            assert stream is not None  # every noise component has its stream
+            white = _noise_rng(self.seed, stream, chunk).standard_normal((self.channels, CHUNK))
             if name == "noise":
                 return comp.amp * white
             sos, gain = _pink_sos()
             pink, self.pink_state[index] = _sps.sosfilt(sos, white, axis=-1, zi=self.pink_state[index])
             return (comp.amp * gain) * pink
         if name == "impulse":
+            assert comp.at is not None  # parse_spec gives every impulse a position
             at = comp.at.to_samples(sr)
             return np.where(n == at, 1.0, 0.0)
         if name == "dc":
@@ -469,9 +463,9 @@ def _validate(
     check_int(sr, "sr", minimum=1, message="invalid sample rate {value!r}: must be a whole number of Hz > 0")
     check_int(channels, "channels", minimum=1, message="invalid channel count {value!r}: must be a whole number >= 1")
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy)
+        seed = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]  # an int when drawn
     else:
-        check_int(seed, "seed", minimum=0, message="invalid seed {value!r}: must be a whole number >= 0")
+        seed = check_int(seed, "seed", minimum=0, message="invalid seed {value!r}: must be a whole number >= 0")
     out_dtype = np.dtype(dtype)
     if out_dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ParameterError(f"invalid dtype {out_dtype}: allowed are float32, float64")
@@ -492,11 +486,11 @@ def _validate(
         if comp.name == "hum" and comp.harmonics * comp.freqs[0] > nyquist:
             kept = int(nyquist / comp.freqs[0])
             warnings.warn(
-                f"{comp.text!r}: harmonics above {kept} exceed the Nyquist frequency "
-                f"{float(nyquist):g} Hz and are left out",
+                f"{comp.text!r}: harmonics above {kept} exceed the Nyquist frequency {float(nyquist):g} Hz and are left out",
                 stacklevel=3,
             )
         if comp.name == "impulse":
+            assert comp.at is not None
             at = comp.at.to_samples(int(sr))
             if not 0 <= at < n_samples:
                 raise ParameterError(

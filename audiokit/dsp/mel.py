@@ -180,9 +180,7 @@ def mel_filterbank(
     if not _num(fmin) or fmin < 0:
         raise ParameterError(f"fmin must be a number >= 0 (Hz), got {fmin!r}")
     if not _num(fmax) or not (fmin < fmax <= nyquist):
-        raise ParameterError(
-            f"fmax must satisfy fmin ({fmin:g} Hz) < fmax <= sr/2 ({nyquist:g} Hz), got {fmax!r}"
-        )
+        raise ParameterError(f"fmax must satisfy fmin ({fmin:g} Hz) < fmax <= sr/2 ({nyquist:g} Hz), got {fmax!r}")
     scale = _check_scale(scale)
     if norm not in (None, "slaney"):
         raise ParameterError(f"norm must be None or 'slaney'; got {norm!r}")
@@ -222,9 +220,7 @@ def _bank(
         if fb.ndim != 2 or fb.shape[1] != plan.n_freqs:
             raise ParameterError(f"filterbank must be shaped (n_mels, n_freqs={plan.n_freqs}), got {fb.shape}")
         return fb
-    return mel_filterbank(
-        sr=plan.sr, n_fft=plan.n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=scale, norm=norm
-    )
+    return mel_filterbank(sr=plan.sr, n_fft=plan.n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=scale, norm=norm)
 
 
 def melspectrogram(

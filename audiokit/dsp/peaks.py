@@ -271,9 +271,7 @@ def _cost(delta: float, y: np.ndarray, bins: np.ndarray, k0: int, kernel: _Kerne
     return _lsq(y, bins, k0 + delta, kernel)[0]
 
 
-def _fit_kernel(
-    y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_grid: int, kernel: _Kernel
-) -> _Tone:
+def _fit_kernel(y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_grid: int, kernel: _Kernel) -> _Tone:
     """Least-squares fit of one real tone to the observed bins.
 
     The offset ``δ = κ - k0`` is searched on ``[-half_width, half_width]``: a
@@ -397,20 +395,18 @@ class _ToneFitter:
 # --------------------------------------------------------------------------- the steps of find_peaks
 
 
-def _check_arguments(spec: object, k: object, threshold_db: object, min_separation_hz: object,
-                     interpolation: object) -> tuple[int, float]:
+def _check_arguments(
+    spec: object, k: object, threshold_db: object, min_separation_hz: object, interpolation: object
+) -> tuple[int, float]:
     """Validate :func:`find_peaks`' arguments; return ``k`` and ``min_separation_hz`` (default filled in)."""
     if not isinstance(spec, Spectrum):
         raise ParameterError(f"find_peaks() needs a Spectrum, got {type(spec).__name__}")
     if spec.X.ndim != 1:
-        raise ParameterError(
-            f"find_peaks() needs a single-channel spectrum, got X shaped {spec.X.shape}; use spec.channel(i)"
-        )
+        raise ParameterError(f"find_peaks() needs a single-channel spectrum, got X shaped {spec.X.shape}; use spec.channel(i)")
     k = check_int(k, "k", minimum=1, message="invalid k {value!r}: must be a whole number >= 1")
     if not (is_real(threshold_db) and threshold_db <= 0):  # type: ignore[operator]
         raise ParameterError(f"invalid threshold_db {threshold_db!r}: must be a number <= 0 (dB below the maximum)")
-    check_choice(interpolation, "interpolation", INTERPOLATIONS,
-                 message="invalid interpolation {value!r}: allowed are {allowed}")
+    check_choice(interpolation, "interpolation", INTERPOLATIONS, message="invalid interpolation {value!r}: allowed are {allowed}")
     if min_separation_hz is None:
         min_separation_hz = enbw(spec.window) * spec.sr / spec.n
     elif not (is_real(min_separation_hz) and min_separation_hz >= 0):  # type: ignore[operator]
@@ -469,8 +465,9 @@ def _residual_peak(fitter: _ToneFitter, k0: int, tones: list[_Tone], floor: floa
     return int(around[centre])
 
 
-def _select_tones(fitter: _ToneFitter, candidates: np.ndarray, amplitude: np.ndarray, *, k: int, floor: float,
-                  min_separation_hz: float) -> list[_Tone]:
+def _select_tones(
+    fitter: _ToneFitter, candidates: np.ndarray, amplitude: np.ndarray, *, k: int, floor: float, min_separation_hz: float
+) -> list[_Tone]:
     """Accept up to ``k`` tones, strongest candidate first, each fitted on the residual of those before it."""
     n_fft, sr = fitter.n_fft, fitter.sr
     tones: list[_Tone] = []

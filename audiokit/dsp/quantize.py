@@ -133,8 +133,13 @@ class ClippingWarning(UserWarning):
 
 
 def _check_bits(bits: object) -> int:
-    return check_int(bits, "bits", minimum=MIN_BITS, maximum=MAX_BITS,
-                     message="bits must be a whole number from {minimum} to {maximum}, got {value!r}")
+    return check_int(
+        bits,
+        "bits",
+        minimum=MIN_BITS,
+        maximum=MAX_BITS,
+        message="bits must be a whole number from {minimum} to {maximum}, got {value!r}",
+    )
 
 
 def grid_step(bits: int) -> float:
@@ -171,8 +176,15 @@ class Quantizer:
         Samples per channel processed so far.
     """
 
-    def __init__(self, *, bits: int, channels: int, dither: Dither = "tpdf", noise_shape: NoiseShape = "none",
-                 seed: int | np.random.Generator | None = None):
+    def __init__(
+        self,
+        *,
+        bits: int,
+        channels: int,
+        dither: Dither = "tpdf",
+        noise_shape: NoiseShape = "none",
+        seed: int | np.random.Generator | None = None,
+    ):
         self.bits = _check_bits(bits)
         self.dither = check_choice(dither, "dither", DITHERS)
         self.noise_shape = check_choice(noise_shape, "noise shaping", NOISE_SHAPES)
@@ -253,7 +265,7 @@ class Quantizer:
         # Work in slices so the float64 temporaries (dither pairs, sums) stay small
         # for long one-shot inputs; slicing does not change the result.
         for start in range(0, block.shape[1], _SLICE):
-            piece = block[:, start:start + _SLICE]
+            piece = block[:, start : start + _SLICE]
             m = piece.shape[1]
             u = piece.astype(np.float64) * self._scale  # exact: power-of-two scaling
             d = self._dither(m)
@@ -261,13 +273,19 @@ class Quantizer:
             low, high = -self._scale, self._scale - 1
             self.n_clipped += int(np.count_nonzero((codes < low) | (codes > high)))
             np.clip(codes, low, high, out=codes)
-            out[:, start:start + m] = codes / self._scale
+            out[:, start : start + m] = codes / self._scale
             self.n_samples += m
         return out
 
 
-def quantize(x: np.ndarray, *, bits: int, dither: Dither = "tpdf", noise_shape: NoiseShape = "none",
-             seed: int | np.random.Generator | None = None) -> np.ndarray:
+def quantize(
+    x: np.ndarray,
+    *,
+    bits: int,
+    dither: Dither = "tpdf",
+    noise_shape: NoiseShape = "none",
+    seed: int | np.random.Generator | None = None,
+) -> np.ndarray:
     """Quantize samples to the B-bit mid-tread grid (see the module docstring).
 
     Parameters

@@ -75,7 +75,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import gcd
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 import numpy as np
 import soxr
@@ -120,8 +120,8 @@ def _check_rate(name: str, value: object) -> int:
     return check_int(value, name, minimum=1, message="{name} must be a whole number of Hz > 0, got {value!r}")
 
 
-def _check_quality(quality: str) -> str:
-    return check_choice(quality, "resampling quality", QUALITIES)
+def _check_quality(quality: str) -> Quality:
+    return cast(Quality, check_choice(quality, "resampling quality", QUALITIES))
 
 
 def _check_samples(x: np.ndarray) -> np.ndarray:
@@ -154,8 +154,9 @@ def output_length(n: int, *, sr_in: int, sr_out: int) -> int:
     return (2 * n * sr_out + sr_in) // (2 * sr_in)
 
 
-def kaiser_lowpass(up: int, down: int, *, atten_db: float = POLY_ATTENUATION_DB,
-                   passband_edge: float = POLY_PASSBAND_EDGE) -> np.ndarray:
+def kaiser_lowpass(
+    up: int, down: int, *, atten_db: float = POLY_ATTENUATION_DB, passband_edge: float = POLY_PASSBAND_EDGE
+) -> np.ndarray:
     """Linear-phase Kaiser low-pass for rational resampling by ``up / down``.
 
     The filter runs at the intermediate rate ``up * sr_in``.  Relative to the
@@ -217,8 +218,7 @@ def _resample_naive(x: np.ndarray, sr_in: int, sr_out: int, n_out: int, method: 
     return out
 
 
-def resample(x: np.ndarray, *, sr_in: int, sr_out: int, quality: Quality = "high",
-             method: Method = "soxr") -> np.ndarray:
+def resample(x: np.ndarray, *, sr_in: int, sr_out: int, quality: Quality = "high", method: Method = "soxr") -> np.ndarray:
     """Convert samples from ``sr_in`` to ``sr_out``.
 
     Parameters
@@ -299,14 +299,11 @@ class Resampler:
     about 1800 input samples have arrived.
     """
 
-    def __init__(self, *, sr_in: int, sr_out: int, channels: int, dtype: np.dtype | type = np.float32,
-                 quality: Quality = "high"):
+    def __init__(self, *, sr_in: int, sr_out: int, channels: int, dtype: np.dtype | type = np.float32, quality: Quality = "high"):
         self._sr_in = _check_rate("sr_in", sr_in)
         self._sr_out = _check_rate("sr_out", sr_out)
         self._quality = _check_quality(quality)
-        self._channels = check_int(
-            channels, "channels", minimum=1, message="channels must be a whole number > 0, got {value!r}"
-        )
+        self._channels = check_int(channels, "channels", minimum=1, message="channels must be a whole number > 0, got {value!r}")
         self._dtype = np.dtype(dtype)
         if self._dtype not in _DTYPES:
             raise ParameterError(f"dtype must be float32 or float64, got {self._dtype}")
@@ -314,10 +311,14 @@ class Resampler:
         # contiguous, so no (de)interleaving copies (40 % faster on stereo than one
         # 2-channel stream fed with block.T).  Equal rates pass blocks through
         # unchanged, as resample() does.
-        self._streams = [] if self._sr_in == self._sr_out else [
-            soxr.ResampleStream(self._sr_in, self._sr_out, 1, dtype=self._dtype, quality=_SOXR_QUALITY[self._quality])
-            for _ in range(self._channels)
-        ]
+        self._streams = (
+            []
+            if self._sr_in == self._sr_out
+            else [
+                soxr.ResampleStream(self._sr_in, self._sr_out, 1, dtype=self._dtype, quality=_SOXR_QUALITY[self._quality])
+                for _ in range(self._channels)
+            ]
+        )
         self._n_in = 0
         self._n_out = 0
         self._flushed = False
@@ -363,8 +364,10 @@ class Resampler:
         if not self._streams:
             y = np.array(block, order="C")
         else:
-            rows = [stream.resample_chunk(np.ascontiguousarray(row), last=last)
-                    for stream, row in zip(self._streams, block, strict=True)]
+            rows = [
+                stream.resample_chunk(np.ascontiguousarray(row), last=last)
+                for stream, row in zip(self._streams, block, strict=True)
+            ]
             y = rows[0][None] if len(rows) == 1 else np.stack(rows)
         self._n_in += block.shape[1]
         self._n_out += y.shape[1]

@@ -32,7 +32,6 @@ rescale_db(to_db(S, ref=1.0, top_db=None), ref_db='max', top_db=t)``.
 from __future__ import annotations
 
 import math
-
 from typing import Literal, cast, get_args
 
 import numpy as np

@@ -83,8 +83,17 @@ class CsrMatrix:
 
             return np.asarray(sparse.csr_matrix(self._dense()) @ x)
         out = np.zeros((m, x.shape[1]), dtype=dtype)
-        self._tools.csr_matvecs(m, n, x.shape[1], self.indptr, self.indices, self.data.astype(dtype, copy=False),
-                                np.ascontiguousarray(x, dtype=dtype).ravel(), out.ravel())
+        assert self._tools is not None  # checked when built: a dense product otherwise
+        self._tools.csr_matvecs(
+            m,
+            n,
+            x.shape[1],
+            self.indptr,
+            self.indices,
+            self.data.astype(dtype, copy=False),
+            np.ascontiguousarray(x, dtype=dtype).ravel(),
+            out.ravel(),
+        )
         return out
 
     def _dense(self) -> np.ndarray:

@@ -75,9 +75,7 @@ __all__ = [
     "parse_window_spec",
 ]
 
-WindowName = Literal[
-    "rectangular", "hann", "hamming", "blackman", "blackmanharris", "nuttall", "flattop", "bartlett", "kaiser"
-]
+WindowName = Literal["rectangular", "hann", "hamming", "blackman", "blackmanharris", "nuttall", "flattop", "bartlett", "kaiser"]
 WINDOWS: tuple[str, ...] = get_args(WindowName)
 """Canonical window names, in the order shown to users."""
 
@@ -112,9 +110,7 @@ def canonical_window_name(name: str) -> str:
     key = name.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in WINDOWS:
-        raise ParameterError(
-            f"unknown window {name!r}; allowed: {', '.join(WINDOWS)} (aliases: {', '.join(sorted(_ALIASES))})"
-        )
+        raise ParameterError(f"unknown window {name!r}; allowed: {', '.join(WINDOWS)} (aliases: {', '.join(sorted(_ALIASES))})")
     return key
 
 
@@ -172,18 +168,14 @@ def parse_window_spec(text: str) -> WindowSpec:
     """
     m = _SPEC_RE.match(text) if isinstance(text, str) else None
     if m is None:
-        raise ParameterError(
-            f"invalid window spec {text!r}; expected NAME or kaiser:BETA, NAME one of {', '.join(WINDOWS)}"
-        )
+        raise ParameterError(f"invalid window spec {text!r}; expected NAME or kaiser:BETA, NAME one of {', '.join(WINDOWS)}")
     name, beta_text = m.group(1), m.group(2)
     beta: float | None = None
     if beta_text is not None:
         try:
             beta = float(beta_text)
         except ValueError:
-            raise ParameterError(
-                f"invalid kaiser beta {beta_text!r} in window spec {text!r}; expected a number >= 0"
-            ) from None
+            raise ParameterError(f"invalid kaiser beta {beta_text!r} in window spec {text!r}; expected a number >= 0") from None
     return WindowSpec(name, beta)
 
 

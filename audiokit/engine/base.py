@@ -125,9 +125,7 @@ def precision_of(dtype: np.dtype, *, func: str, real_only: bool) -> np.dtype:
             return _SINGLE
         if dtype.itemsize == 16:
             return _DOUBLE
-    allowed = "bool, integers, float16, float32, float64" + (
-        "" if real_only else ", complex64, complex128"
-    )
+    allowed = "bool, integers, float16, float32, float64" + ("" if real_only else ", complex64, complex128")
     raise ParameterError(f"{func}: unsupported input dtype {dtype}; allowed: {allowed}")
 
 
@@ -197,9 +195,7 @@ def check_n(n: Any, *, func: str) -> int:
     try:
         value = operator.index(n)
     except TypeError:
-        raise ParameterError(
-            f"{func}: n must be a positive integer number of points, got {n!r}"
-        ) from None
+        raise ParameterError(f"{func}: n must be a positive integer number of points, got {n!r}") from None
     if value < 1:
         raise ParameterError(f"{func}: n must be a positive integer number of points, got {value}")
     return value
@@ -209,9 +205,7 @@ def as_batch(x: object, *, func: str) -> np.ndarray:
     """Return ``x`` as an ndarray with at least one axis (no copy if possible)."""
     a = np.asarray(x)
     if a.ndim == 0:
-        raise ParameterError(
-            f"{func}: input must have at least one axis (the transform axis), got a scalar"
-        )
+        raise ParameterError(f"{func}: input must have at least one axis (the transform axis), got a scalar")
     return a
 
 
@@ -221,10 +215,7 @@ def resolve_n(a: np.ndarray, n: object, *, func: str) -> int:
         return check_n(n, func=func)
     m = a.shape[-1]
     if m < 1:
-        raise ParameterError(
-            f"{func}: the last axis of the input is empty (shape {a.shape}); "
-            "pass n >= 1 to zero-pad it"
-        )
+        raise ParameterError(f"{func}: the last axis of the input is empty (shape {a.shape}); pass n >= 1 to zero-pad it")
     return m
 
 
@@ -253,8 +244,7 @@ def plan_precision(dtype: Any, *, func: str) -> np.dtype:
         if dt in (np.float64, np.complex128):
             return _DOUBLE
     raise ParameterError(
-        f"{func}: unsupported plan dtype {dtype!r}; allowed: float32, float64 "
-        "(complex64, complex128 name the same precisions)"
+        f"{func}: unsupported plan dtype {dtype!r}; allowed: float32, float64 (complex64, complex128 name the same precisions)"
     )
 
 
@@ -310,8 +300,7 @@ class RealPlan:
 
     __slots__ = ("direction", "dtype", "input", "lock", "n", "output", "owner", "rows", "scale")
 
-    def __init__(self, n: int, rows: int, dtype: np.dtype, direction: Direction,
-                 inbuf: np.ndarray, outbuf: np.ndarray):
+    def __init__(self, n: int, rows: int, dtype: np.dtype, direction: Direction, inbuf: np.ndarray, outbuf: np.ndarray):
         self.n, self.rows, self.dtype, self.direction = n, rows, dtype, direction
         self.input, self.output = inbuf, outbuf
         self.scale = 1.0 if direction == "forward" else 1.0 / n
@@ -336,8 +325,7 @@ class RealPlan:
         self.lock.release()
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(direction={self.direction!r}, n={self.n}, rows={self.rows}, "
-                f"dtype={self.dtype.name})")
+        return f"{type(self).__name__}(direction={self.direction!r}, n={self.n}, rows={self.rows}, dtype={self.dtype.name})"
 
 
 class _GenericRealPlan(RealPlan):
@@ -368,8 +356,9 @@ class _GenericBoundPlan(RealPlan):
 
     __slots__ = ("_run",)
 
-    def __init__(self, backend: FftBackend, direction: Direction, n: int, rows: int, dtype: np.dtype,
-                 inbuf: np.ndarray, outbuf: np.ndarray):
+    def __init__(
+        self, backend: FftBackend, direction: Direction, n: int, rows: int, dtype: np.dtype, inbuf: np.ndarray, outbuf: np.ndarray
+    ):
         super().__init__(n, rows, dtype, direction, inbuf, outbuf)
         self._run = backend._rfft_into if direction == "forward" else backend._irfft_into
 
@@ -599,8 +588,9 @@ class FftBackend(ABC):
     def _make_plan(self, direction: Direction, n: int, rows: int, prec: np.dtype) -> RealPlan:
         return _GenericRealPlan(self, direction, n, rows, prec)
 
-    def _bind_plan(self, direction: Direction, n: int, rows: int, prec: np.dtype,
-                   inbuf: np.ndarray, outbuf: np.ndarray) -> RealPlan:
+    def _bind_plan(
+        self, direction: Direction, n: int, rows: int, prec: np.dtype, inbuf: np.ndarray, outbuf: np.ndarray
+    ) -> RealPlan:
         return _GenericBoundPlan(self, direction, n, rows, prec, inbuf, outbuf)
 
     def _rfft_into(self, src: np.ndarray, dst: np.ndarray, n: int) -> None:

@@ -48,6 +48,7 @@ class NumpyBackend(FftBackend):
 
     # plan buffers: numpy >= 2 writes straight into them and keeps float32
     if _NUMPY2:
+
         def _rfft_into(self, src: np.ndarray, dst: np.ndarray, n: int) -> None:
             np.fft.rfft(src, n=n, axis=-1, out=dst)
 
@@ -80,9 +81,7 @@ class ScipyBackend(FftBackend):
     def _irfft(self, a: np.ndarray, n: int, prec: np.dtype) -> np.ndarray:
         import scipy.fft
 
-        out = scipy.fft.irfft(
-            a.astype(complex_of(prec), copy=False), n=n, axis=-1, workers=self.threads
-        )
+        out = scipy.fft.irfft(a.astype(complex_of(prec), copy=False), n=n, axis=-1, workers=self.threads)
         return out.astype(prec, copy=False)
 
     def _c2c(self, a: np.ndarray, n: int, prec: np.dtype, *, inverse: bool) -> np.ndarray:
@@ -90,9 +89,7 @@ class ScipyBackend(FftBackend):
 
         cdt = complex_of(prec)
         func = scipy.fft.ifft if inverse else scipy.fft.fft
-        return func(a.astype(cdt, copy=False), n=n, axis=-1, workers=self.threads).astype(
-            cdt, copy=False
-        )
+        return func(a.astype(cdt, copy=False), n=n, axis=-1, workers=self.threads).astype(cdt, copy=False)
 
     def _rfft_into(self, src: np.ndarray, dst: np.ndarray, n: int) -> None:
         import scipy.fft

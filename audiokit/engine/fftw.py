@@ -103,8 +103,9 @@ class _Kernel:
         "rows_max",
     )
 
-    def __init__(self, pyfftw, kind: str, n: int, prec: np.dtype, *, block_bytes: int,
-                 effort: str, threads: int, timelimit: float | None):
+    def __init__(
+        self, pyfftw, kind: str, n: int, prec: np.dtype, *, block_bytes: int, effort: str, threads: int, timelimit: float | None
+    ):
         direction, cin, cout, _ = _KINDS[kind]
         n_in, n_out = _row_lengths(kind, n)
         in_dtype = complex_of(prec) if cin else prec
@@ -136,8 +137,13 @@ class _Kernel:
         if plan is not None:
             return plan, False
         fftw = self._pyfftw.FFTW(
-            self.inbuf[:rows], self.outbuf[:rows], axes=(-1,), direction=self._direction,
-            flags=self._flags, threads=self._threads, planning_timelimit=self._timelimit,
+            self.inbuf[:rows],
+            self.outbuf[:rows],
+            axes=(-1,),
+            direction=self._direction,
+            flags=self._flags,
+            threads=self._threads,
+            planning_timelimit=self._timelimit,
         )
         plan = fftw.execute
         self.plans[rows] = plan
@@ -169,13 +175,11 @@ class _FftwRealPlan(RealPlan):
 
     __slots__ = ("_backend", "_edges", "_fftw_dir", "_flags", "_full", "_padded_out", "_runners", "nbytes", "plans")
 
-    def __init__(self, backend: FftwBackend, direction: Direction, n: int, rows: int, prec: np.dtype,
-                 effort: str):
+    def __init__(self, backend: FftwBackend, direction: Direction, n: int, rows: int, prec: np.dtype, effort: str):
         pyfftw = backend._pyfftw
         (ishape, idt), (oshape, odt) = self.buffer_shapes(direction, n, rows, prec)
         self._padded_out = direction == "forward"
-        super().__init__(n, rows, prec, direction, pyfftw.zeros_aligned(ishape, dtype=idt),
-                         self._out_buffer(pyfftw, oshape, odt))
+        super().__init__(n, rows, prec, direction, pyfftw.zeros_aligned(ishape, dtype=idt), self._out_buffer(pyfftw, oshape, odt))
         self.nbytes = self.input.nbytes + self.output.shape[0] * self.output.strides[0]  # padded rows
         self._backend = backend
         self._fftw_dir = "FFTW_FORWARD" if direction == "forward" else "FFTW_BACKWARD"
@@ -211,8 +215,15 @@ class _FftwRealPlan(RealPlan):
 
     def _new_fftw(self, inbuf: np.ndarray, outbuf: np.ndarray):
         b = self._backend
-        return b._pyfftw.FFTW(inbuf, outbuf, axes=(-1,), direction=self._fftw_dir, flags=self._flags,
-                              threads=b.threads, planning_timelimit=b.planning_timelimit)
+        return b._pyfftw.FFTW(
+            inbuf,
+            outbuf,
+            axes=(-1,),
+            direction=self._fftw_dir,
+            flags=self._flags,
+            threads=b.threads,
+            planning_timelimit=b.planning_timelimit,
+        )
 
     def _runner(self, k: int):
         p = 1 << (k - 1).bit_length()
@@ -226,8 +237,10 @@ class _FftwRealPlan(RealPlan):
                     if b._use_wisdom():
                         _wisdom.load_wisdom(b._pyfftw)
                     pyfftw = b._pyfftw
-                    fftw = self._new_fftw(pyfftw.zeros_aligned((p,) + self.input.shape[1:], self.input.dtype),
-                                          self._out_buffer(pyfftw, (p,) + self.output.shape[1:], self.output.dtype))
+                    fftw = self._new_fftw(
+                        pyfftw.zeros_aligned((p,) + self.input.shape[1:], self.input.dtype),
+                        self._out_buffer(pyfftw, (p,) + self.output.shape[1:], self.output.dtype),
+                    )
                     fftw.update_arrays(self.input[:p], self.output[:p])
                     self.plans[p] = fftw
                     if b._use_wisdom():
@@ -260,13 +273,27 @@ class _FftwBoundPlan(RealPlan):
 
     __slots__ = ("_edges", "_exec")
 
-    def __init__(self, backend: FftwBackend, direction: Direction, n: int, rows: int, prec: np.dtype,
-                 inbuf: np.ndarray, outbuf: np.ndarray, effort: str):
+    def __init__(
+        self,
+        backend: FftwBackend,
+        direction: Direction,
+        n: int,
+        rows: int,
+        prec: np.dtype,
+        inbuf: np.ndarray,
+        outbuf: np.ndarray,
+        effort: str,
+    ):
         super().__init__(n, rows, prec, direction, inbuf, outbuf)
         flags = (effort,) if direction == "forward" else (effort, "FFTW_DESTROY_INPUT")
         fftw = backend._pyfftw.FFTW(
-            inbuf, outbuf, axes=(-1,), direction="FFTW_FORWARD" if direction == "forward" else "FFTW_BACKWARD",
-            flags=flags, threads=backend.threads, planning_timelimit=backend.planning_timelimit,
+            inbuf,
+            outbuf,
+            axes=(-1,),
+            direction="FFTW_FORWARD" if direction == "forward" else "FFTW_BACKWARD",
+            flags=flags,
+            threads=backend.threads,
+            planning_timelimit=backend.planning_timelimit,
         )
         self._exec = fftw.execute
         self._edges: tuple[np.ndarray, ...] = ()
@@ -324,17 +351,24 @@ class FftwBackend(FftBackend):
 
     name = "fftw"
 
-    def __init__(self, threads: int = 1, *, planner_effort: str = "FFTW_MEASURE",
-                 measure_max_n: int = 16384, planning_timelimit: float | None = 2.0,
-                 block_bytes: int = 256 * 1024, max_kernels: int = 32,
-                 max_cache_bytes: int = 64 * 1024 * 1024, wisdom: bool | None = None):
+    def __init__(
+        self,
+        threads: int = 1,
+        *,
+        planner_effort: str = "FFTW_MEASURE",
+        measure_max_n: int = 16384,
+        planning_timelimit: float | None = 2.0,
+        block_bytes: int = 256 * 1024,
+        max_kernels: int = 32,
+        max_cache_bytes: int = 64 * 1024 * 1024,
+        wisdom: bool | None = None,
+    ):
         from audiokit.engine import pyfftw_core
 
         pyfftw = pyfftw_core.load()  # not ``import pyfftw``: that imports pyfftw.interfaces (scipy.fft, dask)
 
         if planner_effort not in PLANNER_EFFORTS:
-            raise ParameterError(f"unknown FFTW planner effort {planner_effort!r}; "
-                                 f"allowed: {', '.join(PLANNER_EFFORTS)}")
+            raise ParameterError(f"unknown FFTW planner effort {planner_effort!r}; allowed: {', '.join(PLANNER_EFFORTS)}")
         if not is_int(threads) or threads < 1:
             raise ParameterError(f"FFT threads must be an integer >= 1, got {threads!r}")
         self._pyfftw = pyfftw
@@ -379,16 +413,22 @@ class FftwBackend(FftBackend):
         if self._use_wisdom():
             _wisdom.load_wisdom(self._pyfftw)
         effort = self.planner_effort if n <= self.measure_max_n else "FFTW_ESTIMATE"
-        kernel = _Kernel(self._pyfftw, kind, n, prec, block_bytes=self.block_bytes,
-                         effort=effort, threads=self.threads, timelimit=self.planning_timelimit)
+        kernel = _Kernel(
+            self._pyfftw,
+            kind,
+            n,
+            prec,
+            block_bytes=self.block_bytes,
+            effort=effort,
+            threads=self.threads,
+            timelimit=self.planning_timelimit,
+        )
         self._kernels[key] = kernel
         self._cache_bytes += kernel.nbytes
         return kernel
 
     def _trim_cache(self) -> None:
-        while self._kernels and (
-            len(self._kernels) > self.max_kernels or self._cache_bytes > self.max_cache_bytes
-        ):
+        while self._kernels and (len(self._kernels) > self.max_kernels or self._cache_bytes > self.max_cache_bytes):
             _, old = self._kernels.popitem(last=False)
             self._cache_bytes -= old.nbytes
 
@@ -411,8 +451,9 @@ class FftwBackend(FftBackend):
                 _wisdom.note_new_plans(self._pyfftw)
             return plan
 
-    def _bind_plan(self, direction: Direction, n: int, rows: int, prec: np.dtype,
-                   inbuf: np.ndarray, outbuf: np.ndarray) -> RealPlan:
+    def _bind_plan(
+        self, direction: Direction, n: int, rows: int, prec: np.dtype, inbuf: np.ndarray, outbuf: np.ndarray
+    ) -> RealPlan:
         with self._lock:
             if self._use_wisdom():
                 _wisdom.load_wisdom(self._pyfftw)
@@ -457,9 +498,9 @@ class FftwBackend(FftBackend):
                     planned |= new
                     ib = kernel.inbuf[:r]
                     if k == n_in:
-                        np.copyto(ib, rows[i:i + r, :k] if m != k else rows[i:i + r])
+                        np.copyto(ib, rows[i : i + r, :k] if m != k else rows[i : i + r])
                     else:
-                        np.copyto(ib[:, :k], rows[i:i + r, :k])
+                        np.copyto(ib[:, :k], rows[i : i + r, :k])
                         ib[:, k:] = 0
                     if kind == "irfft":
                         for col in hermitian_edges:
@@ -467,9 +508,9 @@ class FftwBackend(FftBackend):
                                 ib[:, col].imag = 0
                     execute()
                     if scaled:
-                        np.multiply(kernel.outbuf[:r], scale, out=out[i:i + r])
+                        np.multiply(kernel.outbuf[:r], scale, out=out[i : i + r])
                     else:
-                        np.copyto(out[i:i + r], kernel.outbuf[:r])
+                        np.copyto(out[i : i + r], kernel.outbuf[:r])
                     i += r
             finally:
                 self._trim_cache()
@@ -487,5 +528,4 @@ class FftwBackend(FftBackend):
         return self._run("ifft" if inverse else "fft", a, n, prec)
 
     def __repr__(self) -> str:
-        return (f"FftwBackend(threads={self.threads}, planner_effort={self.planner_effort!r}, "
-                f"block_bytes={self.block_bytes})")
+        return f"FftwBackend(threads={self.threads}, planner_effort={self.planner_effort!r}, block_bytes={self.block_bytes})"

@@ -1,7 +1,13 @@
 """Audio input and output: files, raw PCM, stdin/stdout, atomic writes."""
 
 from .atomic import (
-    atomic_output, check_distinct, check_output_path, derived_output, is_stdio, outputs_together, write_bytes_atomic,
+    atomic_output,
+    check_distinct,
+    check_output_path,
+    derived_output,
+    is_stdio,
+    outputs_together,
+    write_bytes_atomic,
     write_text_atomic,
 )
 from .raw import RAW_FORMATS, RawFormat
@@ -9,7 +15,22 @@ from .reader import AudioSource, open_audio, read
 from .writer import DEFAULT_SUBTYPE, SUBTYPE_BITS, WavWriter, resolve_subtype, write
 
 __all__ = [
-    "AudioSource", "RawFormat", "RAW_FORMATS", "WavWriter", "DEFAULT_SUBTYPE", "SUBTYPE_BITS",
-    "atomic_output", "check_distinct", "check_output_path", "derived_output", "is_stdio", "open_audio", "outputs_together", "read",
-    "resolve_subtype", "write", "write_bytes_atomic", "write_text_atomic",
+    "AudioSource",
+    "RawFormat",
+    "RAW_FORMATS",
+    "WavWriter",
+    "DEFAULT_SUBTYPE",
+    "SUBTYPE_BITS",
+    "atomic_output",
+    "check_distinct",
+    "check_output_path",
+    "derived_output",
+    "is_stdio",
+    "open_audio",
+    "outputs_together",
+    "read",
+    "resolve_subtype",
+    "write",
+    "write_bytes_atomic",
+    "write_text_atomic",
 ]

@@ -53,7 +53,7 @@ class NpyFrameWriter:
         """The temp file being written (valid inside the ``with`` block)."""
         return self._tmp
 
-    def __enter__(self) -> "NpyFrameWriter":
+    def __enter__(self) -> NpyFrameWriter:
         self._tmp = self._stack.enter_context(atomic_output(self.path, suffix=".npy"))
         try:
             self._fh = open(self._tmp, "wb")

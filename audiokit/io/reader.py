@@ -371,9 +371,7 @@ def _open_validated(name, fh, raw, nonfinite, allow_empty, owned) -> AudioSource
         handle = sf.SoundFile(_native(fh), "r", closefd=False)
     except (sf.LibsndfileError, RuntimeError, TypeError) as exc:
         if name == "-" and magic not in _CONTAINER_MAGIC:
-            raise InputError(
-                f"standard input is not {READABLE}; for raw PCM give --rate, --format and --channels", name
-            ) from exc
+            raise InputError(f"standard input is not {READABLE}; for raw PCM give --rate, --format and --channels", name) from exc
         reason = f"not a recognised audio file ({READABLE})"
         if magic in _CONTAINER_MAGIC:
             reason = f"unreadable or corrupt audio file ({_libsndfile_reason(exc)})"
@@ -421,12 +419,17 @@ def _open_raw(name, fh, size, raw: RawFormat, nonfinite, allow_empty, owned) -> 
     whole, extra = divmod(size, raw.frame_bytes)
     if extra:
         warnings.warn(
-            f"{name}: {size} bytes is not a whole number of {raw.frame_bytes}-byte frames; "
-            f"ignoring the last {extra} bytes",
+            f"{name}: {size} bytes is not a whole number of {raw.frame_bytes}-byte frames; ignoring the last {extra} bytes",
             stacklevel=3,
         )
     handle = sf.SoundFile(
-        _native(fh), "r", samplerate=raw.sr, channels=raw.channels, subtype=raw.subtype, format="RAW", endian="LITTLE",
+        _native(fh),
+        "r",
+        samplerate=raw.sr,
+        channels=raw.channels,
+        subtype=raw.subtype,
+        format="RAW",
+        endian="LITTLE",
         closefd=False,
     )
     source = AudioSource(name, handle, whole, nonfinite, owned)

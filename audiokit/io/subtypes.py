@@ -11,7 +11,12 @@ from __future__ import annotations
 from ..errors import ParameterError
 
 __all__ = [
-    "SUBTYPE_BITS", "SUBTYPE_CAPACITY", "DEFAULT_SUBTYPE", "source_bits", "largest_code", "full_scale_limit",
+    "SUBTYPE_BITS",
+    "SUBTYPE_CAPACITY",
+    "DEFAULT_SUBTYPE",
+    "source_bits",
+    "largest_code",
+    "full_scale_limit",
     "resolve_subtype",
 ]
 

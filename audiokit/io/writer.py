@@ -126,13 +126,15 @@ class WavWriter:
         self._sf: sf.SoundFile | None = None
         self._stream: _WavStream | None = None
 
-    def __enter__(self) -> "WavWriter":
+    def __enter__(self) -> WavWriter:
         if self._format == "WAV" and is_stdio(self.path) and _stdout_is_a_stream():
             self._stream = _WavStream(sys.stdout.buffer, sr=self.sr, channels=self.channels, subtype=self.subtype)
             return self
         tmp: Path = self._stack.enter_context(atomic_output(self.path, suffix=".flac" if self._format == "FLAC" else ".wav"))
         try:
-            self._sf = sf.SoundFile(tmp, "w", samplerate=self.sr, channels=self.channels, subtype=self.subtype, format=self._format)
+            self._sf = sf.SoundFile(
+                tmp, "w", samplerate=self.sr, channels=self.channels, subtype=self.subtype, format=self._format
+            )
             if SUBTYPE_BITS[self.subtype] is None:
                 _no_peak_chunk(self._sf)
         except BaseException as exc:

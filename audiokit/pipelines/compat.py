@@ -32,67 +32,132 @@ __all__ = ["COMPATS", "PRESETS", "KALDI_ONLY", "resolve", "preset_rows", "check_
 
 COMPATS = ("kaldi", "torchaudio", "librosa")
 #: Parameters that only the Kaldi computation has (refused with another preset when given).
-KALDI_ONLY = ("dither", "seed", "preemphasis", "remove_dc", "snip_edges", "use_energy", "raw_energy", "htk_compat",
-              "energy_floor")
+KALDI_ONLY = (
+    "dither",
+    "seed",
+    "preemphasis",
+    "remove_dc",
+    "snip_edges",
+    "use_energy",
+    "raw_energy",
+    "htk_compat",
+    "energy_floor",
+)
 
 _Table = dict[str, tuple[Any, str]]
 
 _AUDIOKIT_STFT: _Table = {
-    "win": ("25ms", "win_length"), "hop": ("10ms", "hop_length"), "nfft": (None, "n_fft = win_length"),
-    "window": ("hann", "periodic Hann"), "center": (False, "frames start at m*hop"),
-    "pad_mode": ("constant", "pad_mode (with --center)"), "window_position": ("center", "window centred in n_fft"),
-    "scale": ("db", "10*log10"), "top_db": (80.0, "top_db"), "amin": (None, "1e-10 power, 1e-5 magnitude"),
+    "win": ("25ms", "win_length"),
+    "hop": ("10ms", "hop_length"),
+    "nfft": (None, "n_fft = win_length"),
+    "window": ("hann", "periodic Hann"),
+    "center": (False, "frames start at m*hop"),
+    "pad_mode": ("constant", "pad_mode (with --center)"),
+    "window_position": ("center", "window centred in n_fft"),
+    "scale": ("db", "10*log10"),
+    "top_db": (80.0, "top_db"),
+    "amin": (None, "1e-10 power, 1e-5 magnitude"),
 }
 _AUDIOKIT_MEL: _Table = {
-    "n_mels": (80, "n_mels"), "fmin": (None, "fmin 0"), "fmax": (None, "fmax sr/2"), "mel_scale": ("htk", "HTK"),
-    "norm": ("none", "triangles peak 1"), "log": ("db", "dB"),
+    "n_mels": (80, "n_mels"),
+    "fmin": (None, "fmin 0"),
+    "fmax": (None, "fmax sr/2"),
+    "mel_scale": ("htk", "HTK"),
+    "norm": ("none", "triangles peak 1"),
+    "log": ("db", "dB"),
 }
-_AUDIOKIT_MFCC: _Table = {"n_mfcc": (20, "n_mfcc"), "lifter": (0.0, "no lifter"), "energy": (False, "c0 kept"),
-                          "ref": ("1", "ref 1.0")}
+_AUDIOKIT_MFCC: _Table = {
+    "n_mfcc": (20, "n_mfcc"),
+    "lifter": (0.0, "no lifter"),
+    "energy": (False, "c0 kept"),
+    "ref": ("1", "ref 1.0"),
+}
 
 _LIBROSA_STFT: _Table = {
-    "win": ("2048", "n_fft=2048, win_length=n_fft"), "hop": ("512", "hop_length=win_length//4"),
-    "nfft": (None, "n_fft=2048"), "window": ("hann", "window='hann' (periodic)"), "center": (True, "center=True"),
-    "pad_mode": ("constant", "pad_mode='constant' (librosa >= 0.10)"), "window_position": ("center", "-"),
-    "scale": ("db", "power_to_db"), "ref": ("1", "power_to_db ref=1.0"), "top_db": (80.0, "power_to_db top_db=80"),
+    "win": ("2048", "n_fft=2048, win_length=n_fft"),
+    "hop": ("512", "hop_length=win_length//4"),
+    "nfft": (None, "n_fft=2048"),
+    "window": ("hann", "window='hann' (periodic)"),
+    "center": (True, "center=True"),
+    "pad_mode": ("constant", "pad_mode='constant' (librosa >= 0.10)"),
+    "window_position": ("center", "-"),
+    "scale": ("db", "power_to_db"),
+    "ref": ("1", "power_to_db ref=1.0"),
+    "top_db": (80.0, "power_to_db top_db=80"),
     "amin": (None, "amin=1e-10 (power_to_db), 1e-5 (amplitude_to_db)"),
 }
 _LIBROSA_MEL: _Table = {
-    "n_mels": (128, "n_mels=128"), "fmin": (None, "fmin=0"), "fmax": (None, "fmax=sr/2"),
-    "mel_scale": ("slaney", "htk=False (Slaney)"), "norm": ("slaney", "norm='slaney'"), "log": ("db", "power_to_db"),
+    "n_mels": (128, "n_mels=128"),
+    "fmin": (None, "fmin=0"),
+    "fmax": (None, "fmax=sr/2"),
+    "mel_scale": ("slaney", "htk=False (Slaney)"),
+    "norm": ("slaney", "norm='slaney'"),
+    "log": ("db", "power_to_db"),
 }
-_LIBROSA_MFCC: _Table = {"n_mfcc": (20, "n_mfcc=20 (dct_type=2, norm='ortho')"), "lifter": (0.0, "lifter=0"),
-                         "energy": (False, "-")}
+_LIBROSA_MFCC: _Table = {
+    "n_mfcc": (20, "n_mfcc=20 (dct_type=2, norm='ortho')"),
+    "lifter": (0.0, "lifter=0"),
+    "energy": (False, "-"),
+}
 
 _TORCH_STFT: _Table = {
-    "win": ("400", "n_fft=400, win_length=n_fft"), "hop": ("200", "hop_length=win_length//2"),
-    "nfft": (None, "n_fft=400"), "window": ("hann", "window_fn=torch.hann_window (periodic)"),
-    "center": (True, "center=True"), "pad_mode": ("reflect", "pad_mode='reflect'"), "window_position": ("center", "-"),
-    "scale": ("db", "AmplitudeToDB(stype='power')"), "ref": ("1", "AmplitudeToDB ref 1 (db_multiplier 0)"),
-    "top_db": (0.0, "AmplitudeToDB top_db=None"), "amin": (1e-10, "AmplitudeToDB amin=1e-10"),
+    "win": ("400", "n_fft=400, win_length=n_fft"),
+    "hop": ("200", "hop_length=win_length//2"),
+    "nfft": (None, "n_fft=400"),
+    "window": ("hann", "window_fn=torch.hann_window (periodic)"),
+    "center": (True, "center=True"),
+    "pad_mode": ("reflect", "pad_mode='reflect'"),
+    "window_position": ("center", "-"),
+    "scale": ("db", "AmplitudeToDB(stype='power')"),
+    "ref": ("1", "AmplitudeToDB ref 1 (db_multiplier 0)"),
+    "top_db": (0.0, "AmplitudeToDB top_db=None"),
+    "amin": (1e-10, "AmplitudeToDB amin=1e-10"),
 }
 _TORCH_MEL: _Table = {
-    "n_mels": (128, "n_mels=128"), "fmin": (None, "f_min=0"), "fmax": (None, "f_max=None (sr/2)"),
-    "mel_scale": ("htk", "mel_scale='htk'"), "norm": ("none", "norm=None"), "log": ("db", "AmplitudeToDB"),
+    "n_mels": (128, "n_mels=128"),
+    "fmin": (None, "f_min=0"),
+    "fmax": (None, "f_max=None (sr/2)"),
+    "mel_scale": ("htk", "mel_scale='htk'"),
+    "norm": ("none", "norm=None"),
+    "log": ("db", "AmplitudeToDB"),
 }
-_TORCH_MFCC: _Table = {"n_mfcc": (40, "n_mfcc=40 (dct_type=2, norm='ortho', log_mels=False)"),
-                       "top_db": (80.0, "MFCC: AmplitudeToDB top_db=80"), "lifter": (0.0, "-"), "energy": (False, "-")}
+_TORCH_MFCC: _Table = {
+    "n_mfcc": (40, "n_mfcc=40 (dct_type=2, norm='ortho', log_mels=False)"),
+    "top_db": (80.0, "MFCC: AmplitudeToDB top_db=80"),
+    "lifter": (0.0, "-"),
+    "energy": (False, "-"),
+}
 
 _KALDI_COMMON: _Table = {
-    "win": ("25ms", "--frame-length=25"), "hop": ("10ms", "--frame-shift=10"),
-    "nfft": (None, "--round-to-power-of-two=true"), "window": ("povey", "--window-type=povey"),
-    "center": (False, "(--snip-edges instead)"), "pad_mode": ("reflect", "edge reflection (--snip-edges=false)"),
-    "window_position": ("start", "window at the frame start"), "scale": ("db", "--use-log-fbank=true (ln)"),
-    "log": ("ln", "natural log"), "ref": ("1", "-"), "top_db": (0.0, "-"), "amin": (float(2.0**-23), "FLT_EPSILON"),
-    "fmin": ("20", "--low-freq=20"), "fmax": (None, "--high-freq=0 (nyquist)"), "mel_scale": ("kaldi", "1127*ln(1+f/700)"),
-    "norm": ("none", "-"), "dither": (0.0, "--dither=1.0 in Kaldi; 0 here"), "seed": (None, "-"),
-    "preemphasis": (0.97, "--preemphasis-coefficient=0.97"), "remove_dc": (True, "--remove-dc-offset=true"),
-    "snip_edges": (True, "--snip-edges=true"), "raw_energy": (True, "--raw-energy=true"),
+    "win": ("25ms", "--frame-length=25"),
+    "hop": ("10ms", "--frame-shift=10"),
+    "nfft": (None, "--round-to-power-of-two=true"),
+    "window": ("povey", "--window-type=povey"),
+    "center": (False, "(--snip-edges instead)"),
+    "pad_mode": ("reflect", "edge reflection (--snip-edges=false)"),
+    "window_position": ("start", "window at the frame start"),
+    "scale": ("db", "--use-log-fbank=true (ln)"),
+    "log": ("ln", "natural log"),
+    "ref": ("1", "-"),
+    "top_db": (0.0, "-"),
+    "amin": (float(2.0**-23), "FLT_EPSILON"),
+    "fmin": ("20", "--low-freq=20"),
+    "fmax": (None, "--high-freq=0 (nyquist)"),
+    "mel_scale": ("kaldi", "1127*ln(1+f/700)"),
+    "norm": ("none", "-"),
+    "dither": (0.0, "--dither=1.0 in Kaldi; 0 here"),
+    "seed": (None, "-"),
+    "preemphasis": (0.97, "--preemphasis-coefficient=0.97"),
+    "remove_dc": (True, "--remove-dc-offset=true"),
+    "snip_edges": (True, "--snip-edges=true"),
+    "raw_energy": (True, "--raw-energy=true"),
     "htk_compat": (False, "--htk-compat=false"),
 }
 _KALDI_FBANK: _Table = {"n_mels": (23, "--num-mel-bins=23"), "use_energy": (False, "--use-energy=false")}
 _KALDI_MFCC: _Table = {
-    "n_mels": (23, "--num-mel-bins=23"), "n_mfcc": (13, "--num-ceps=13"), "lifter": (22.0, "--cepstral-lifter=22"),
+    "n_mels": (23, "--num-mel-bins=23"),
+    "n_mfcc": (13, "--num-ceps=13"),
+    "lifter": (22.0, "--cepstral-lifter=22"),
     "energy": (True, "--use-energy=true"),
 }
 
@@ -130,7 +195,8 @@ def check_compat(compat: str | None, command: str) -> str | None:
     if command not in PRESETS[value]:
         raise ParameterError(
             f"--compat {value}: not available for {command} (Kaldi's compute-spectrogram-feats is not implemented; "
-            "Kaldi fbank is 'audiokit mel --compat kaldi', MFCC 'audiokit mfcc --compat kaldi')")
+            "Kaldi fbank is 'audiokit mel --compat kaldi', MFCC 'audiokit mfcc --compat kaldi')"
+        )
     return value
 
 

@@ -47,7 +47,13 @@ if TYPE_CHECKING:
     from ..dsp.kaldi import FbankOptions, MfccOptions
 
 __all__ = [
-    "KaldiFrontend", "FeatureOptions", "DeltaStream", "features_file", "run_timefreq", "LOG_UNITS", "DELTA_METHODS",
+    "KaldiFrontend",
+    "FeatureOptions",
+    "DeltaStream",
+    "features_file",
+    "run_timefreq",
+    "LOG_UNITS",
+    "DELTA_METHODS",
     "CMVN_MODES",
 ]
 
@@ -125,8 +131,7 @@ class FeatureOptions:
         choice("--window-position", self.window_position, WINDOW_POSITIONS)
         choice("--delta-method", self.delta_method, DELTA_METHODS)
         choice("--cmvn", self.cmvn, CMVN_MODES)
-        check_int(self.deltas, "--deltas", minimum=0, maximum=2,
-                  message="{name} must be 0, 1 or 2, got {value!r}")
+        check_int(self.deltas, "--deltas", minimum=0, maximum=2, message="{name} must be 0, 1 or 2, got {value!r}")
         check_int(self.cmvn_window, "--cmvn-window", minimum=1)
         if self.kind == "mfcc":
             check_int(self.n_mfcc, "--n-mfcc", minimum=1)
@@ -138,8 +143,10 @@ class FeatureOptions:
         if self.compat == "kaldi":
             _kaldi_checks(self)
         elif self.window_position == "start" and tf.stft.nfft is not None:
-            raise ParameterError("--window-position start is available with --compat kaldi only "
-                                 "(audiokit centres a window shorter than --nfft in the FFT frame)")
+            raise ParameterError(
+                "--window-position start is available with --compat kaldi only "
+                "(audiokit centres a window shorter than --nfft in the FFT frame)"
+            )
 
     @property
     def is_kaldi(self) -> bool:
@@ -171,9 +178,12 @@ def _kaldi_checks(o: FeatureOptions) -> None:
     if problems:
         raise ParameterError("--compat kaldi: not available with " + "; ".join(problems))
     window = "hanning" if tf.stft.window == "hann" else tf.stft.window
-    check_choice(window, "--window", KALDI_WINDOWS + ("hann",),
-                 message="--compat kaldi: --window must be one of povey, hamming, hanning, rectangular, blackman, "
-                         "sine; got {value!r}")
+    check_choice(
+        window,
+        "--window",
+        KALDI_WINDOWS + ("hann",),
+        message="--compat kaldi: --window must be one of povey, hamming, hanning, rectangular, blackman, sine; got {value!r}",
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -204,11 +214,19 @@ def kaldi_options(o: FeatureOptions, sr: int) -> FbankOptions | MfccOptions:
     frame_length_ms = _kaldi_ms("--win", tf.stft.win, sr)
     frame_shift_ms = _kaldi_ms("--hop", tf.stft.hop, sr)
     common: dict[str, Any] = dict(
-        samp_freq=float(sr), frame_length_ms=frame_length_ms, frame_shift_ms=frame_shift_ms, dither=k.dither,
-        preemph_coeff=k.preemphasis, remove_dc_offset=k.remove_dc,
-        window_type="hanning" if tf.stft.window == "hann" else tf.stft.window, snip_edges=k.snip_edges,
-        num_mel_bins=mel.n_mels, low_freq=frequency_hz("--fmin", tf.fmin) if tf.fmin is not None else 20.0,
-        high_freq=_kaldi_high_freq(tf.fmax), raw_energy=k.raw_energy, htk_compat=k.htk_compat,
+        samp_freq=float(sr),
+        frame_length_ms=frame_length_ms,
+        frame_shift_ms=frame_shift_ms,
+        dither=k.dither,
+        preemph_coeff=k.preemphasis,
+        remove_dc_offset=k.remove_dc,
+        window_type="hanning" if tf.stft.window == "hann" else tf.stft.window,
+        snip_edges=k.snip_edges,
+        num_mel_bins=mel.n_mels,
+        low_freq=frequency_hz("--fmin", tf.fmin) if tf.fmin is not None else 20.0,
+        high_freq=_kaldi_high_freq(tf.fmax),
+        raw_energy=k.raw_energy,
+        htk_compat=k.htk_compat,
         energy_floor=k.energy_floor,
     )
     if tf.stft.nfft is not None:
@@ -216,15 +234,16 @@ def kaldi_options(o: FeatureOptions, sr: int) -> FbankOptions | MfccOptions:
         n = duration_samples("--nfft", tf.stft.nfft, sr)
         pow2 = 1 << (w - 1).bit_length()
         if n not in (w, pow2):
-            raise ParameterError(f"--compat kaldi: --nfft must be the window length ({w}) or the next power of two "
-                                 f"({pow2}) (Kaldi's --round-to-power-of-two), got {n}")
+            raise ParameterError(
+                f"--compat kaldi: --nfft must be the window length ({w}) or the next power of two "
+                f"({pow2}) (Kaldi's --round-to-power-of-two), got {n}"
+            )
         common["round_to_power_of_two"] = n == pow2
     try:
         if o.kind == "mfcc":
             return MfccOptions(**common, use_energy=o.energy, num_ceps=o.n_mfcc, cepstral_lifter=o.lifter)
         scale = tf.scale
-        return FbankOptions(**common, use_energy=k.use_energy, use_log_fbank=scale == "db",
-                            use_power=scale != "magnitude")
+        return FbankOptions(**common, use_energy=k.use_energy, use_log_fbank=scale == "db", use_power=scale != "magnitude")
     except ParameterError as exc:
         raise ParameterError(f"--compat kaldi: {exc.reason}") from None
 
@@ -289,8 +308,9 @@ class DeltaStream:
         if self._buf is None:
             raise ParameterError("no frames reached the delta computation")
         if self.method == "librosa" and self._received < self.width:
-            raise ParameterError(f"--delta-method librosa: width {self.width} needs at least {self.width} frames, "
-                                 f"the input has {self._received}")
+            raise ParameterError(
+                f"--delta-method librosa: width {self.width} needs at least {self.width} frames, the input has {self._received}"
+            )
         return self._emit(self._received, final=True)
 
     def _emit(self, upto: int, *, final: bool) -> np.ndarray:
@@ -304,14 +324,16 @@ class DeltaStream:
         lo = max(0, self._next - self.context)
         if self.method == "librosa":
             lo = max(0, min(lo, hi - self.width))
-        seg = self._buf[:, lo - self._start: hi - self._start]
-        parts = [seg] + [delta(seg, order=r, method=self.method, window=self.window, width=self.width, axis=-1)  # type: ignore[arg-type]
-                         for r in range(1, self.order + 1)]
-        out = np.concatenate(parts, axis=0)[:, self._next - lo: upto - lo]
+        seg = self._buf[:, lo - self._start : hi - self._start]
+        parts = [seg] + [
+            delta(seg, order=r, method=self.method, window=self.window, width=self.width, axis=-1)  # type: ignore[arg-type]
+            for r in range(1, self.order + 1)
+        ]
+        out = np.concatenate(parts, axis=0)[:, self._next - lo : upto - lo]
         self._next = upto
         keep = max(0, min(upto - self.context, upto - self.width))
         if keep > self._start:
-            self._buf = self._buf[:, keep - self._start:]
+            self._buf = self._buf[:, keep - self._start :]
             self._start = keep
         return out
 
@@ -348,8 +370,15 @@ class _Post:
 # --------------------------------------------------------------------------------------------
 # The job
 # --------------------------------------------------------------------------------------------
-def run_timefreq(path: str, options: Any, *, png: str | None = None, npy: str | None = None,
-                 inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT) -> TimeFreqResult:  # noqa: B008
+def run_timefreq(
+    path: str,
+    options: Any,
+    *,
+    png: str | None = None,
+    npy: str | None = None,
+    inputs: InputOptions = InputOptions(),
+    reporter: Reporter = SILENT,
+) -> TimeFreqResult:  # noqa: B008
     """:func:`features_file` for :class:`FeatureOptions`, else :func:`~audiokit.pipelines.timefreq.timefreq`."""
     if isinstance(options, FeatureOptions):
         return features_file(path, options, png=png, npy=npy, inputs=inputs, reporter=reporter)
@@ -358,8 +387,15 @@ def run_timefreq(path: str, options: Any, *, png: str | None = None, npy: str | 
     return timefreq(path, options, png=png, npy=npy, inputs=inputs, reporter=reporter)
 
 
-def features_file(path: str, options: FeatureOptions, *, png: str | None = None, npy: str | None = None,
-                  inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT) -> TimeFreqResult:  # noqa: B008
+def features_file(
+    path: str,
+    options: FeatureOptions,
+    *,
+    png: str | None = None,
+    npy: str | None = None,
+    inputs: InputOptions = InputOptions(),
+    reporter: Reporter = SILENT,
+) -> TimeFreqResult:  # noqa: B008
     """Compute MFCCs (``kind="mfcc"``) or log-mel/Kaldi fbank features of ``path``; save ``npy`` and/or draw ``png``.
 
     With neither ``png`` nor ``npy``, the PNG goes to ``<stem>.<kind>.png`` beside the input.  The ``.npy`` is
@@ -412,8 +448,9 @@ class _FeatureJob:
             raise ParameterError(f"--scale: {tf.scale!r} is not one of db, power, magnitude")
         self.log = tf.mel.log if tf.scale == "db" or o.kind == "mfcc" else None
         if o.kind == "mfcc" and tf.scale != "db":
-            raise ParameterError("mfcc: --scale must be db (the cepstrum is the DCT of the log-mel values; pick the "
-                                 "log with --log)")
+            raise ParameterError(
+                "mfcc: --scale must be db (the cepstrum is the DCT of the log-mel values; pick the log with --log)"
+            )
         if o.kind == "mfcc" and o.n_mfcc > self.n_mels:
             raise ParameterError(f"--n-mfcc ({o.n_mfcc}) cannot exceed --n-mels ({self.n_mels})")
         if o.energy:  # one more row summing every bin: the frame's total power
@@ -444,8 +481,7 @@ class _FeatureJob:
         from ..dsp.stft import StftStream
         from ..engine import get_backend
 
-        return StftStream(self.plan, output=self.power_kind, filterbank=self.bank,
-                          backend=get_backend(self.o.timefreq.stft.fft))
+        return StftStream(self.plan, output=self.power_kind, filterbank=self.bank, backend=get_backend(self.o.timefreq.stft.fft))
 
     def _blocks(self, advance: Any = None) -> Any:
         for block in self.source.blocks(BLOCK_SAMPLES, dtype="float64" if self.o.is_kaldi else "float32"):
@@ -529,8 +565,9 @@ class _FeatureJob:
         rows = self.dim * (o.deltas + 1)
         shape = (rows, self.n_frames) if C == 1 else (C, rows, self.n_frames)
         if self.n_frames == 0:
-            raise ParameterError(f"{self.source.name}: the input ({self.source.n_samples} samples) is shorter than one "
-                                 "frame: no features")
+            raise ParameterError(
+                f"{self.source.name}: the input ({self.source.n_samples} samples) is shorter than one frame: no features"
+            )
         posts = [_Post(o, self.dim) for _ in range(C)]
         poolers = [ColumnPooler(self.dim, self.n_frames, self.size[0]) for _ in range(C)]
         written: list[str] = []
@@ -574,10 +611,13 @@ class _FeatureJob:
 
     # ---------------------------------------------------------------- sidecar and PNG
     def _row_names(self) -> list[str]:
-        base = ([f"c{i}" for i in range(self.dim)] if self.o.kind == "mfcc" else [f"mel{i}" for i in range(self.dim)])
+        base = [f"c{i}" for i in range(self.dim)] if self.o.kind == "mfcc" else [f"mel{i}" for i in range(self.dim)]
         if self.o.is_kaldi and self.o.kind == "mel" and self.kopts.use_energy:
-            base = ([f"mel{i}" for i in range(self.dim - 1)] + ["energy"]) if self.kopts.htk_compat else \
-                   (["energy"] + [f"mel{i}" for i in range(self.dim - 1)])
+            base = (
+                ([f"mel{i}" for i in range(self.dim - 1)] + ["energy"])
+                if self.kopts.htk_compat
+                else (["energy"] + [f"mel{i}" for i in range(self.dim - 1)])
+            )
         if self.o.kind == "mfcc" and (self.o.energy if not self.o.is_kaldi else self.kopts.use_energy):
             base = ["energy" if b == "c0" else b for b in base]
         if self.o.is_kaldi and self.o.kind == "mfcc" and self.kopts.htk_compat:
@@ -594,21 +634,37 @@ class _FeatureJob:
         from pathlib import Path
 
         meta: dict[str, Any] = {
-            "audiokit_version": __version__, "kind": "fbank" if o.is_kaldi and o.kind == "mel" else o.kind,
+            "audiokit_version": __version__,
+            "kind": "fbank" if o.is_kaldi and o.kind == "mel" else o.kind,
             "compat": o.compat,
             "source": src.name if is_stdio(src.name) else str(Path(src.name).resolve()),
-            "source_frames": src.n_samples, "source_subtype": src.subtype, "sr": src.sr, "channels": self.channels,
-            "mixed": tf.mix, "layout": "(n_rows, n_frames)" if self.channels == 1 else "(channels, n_rows, n_frames)",
+            "source_frames": src.n_samples,
+            "source_subtype": src.subtype,
+            "sr": src.sr,
+            "channels": self.channels,
+            "mixed": tf.mix,
+            "layout": "(n_rows, n_frames)" if self.channels == 1 else "(channels, n_rows, n_frames)",
             "kaldi_layout": "Kaldi and kaldi-native-fbank matrices are (n_frames, n_rows): use np.load(path).T "
-                            "(or .swapaxes(-1, -2))",
-            "shape": list(shape), "dtype": "float32", "rows": self._row_names(),
-            "deltas": {"order": o.deltas, "method": o.delta_method,
-                       "window": o.delta_window if o.delta_method == "kaldi" else None,
-                       "width": o.delta_width if o.delta_method == "librosa" else None} if o.deltas else None,
-            "cmvn": None if o.cmvn == "none" else {
-                "mode": o.cmvn, "norm_vars": False,
+            "(or .swapaxes(-1, -2))",
+            "shape": list(shape),
+            "dtype": "float32",
+            "rows": self._row_names(),
+            "deltas": {
+                "order": o.deltas,
+                "method": o.delta_method,
+                "window": o.delta_window if o.delta_method == "kaldi" else None,
+                "width": o.delta_width if o.delta_method == "librosa" else None,
+            }
+            if o.deltas
+            else None,
+            "cmvn": None
+            if o.cmvn == "none"
+            else {
+                "mode": o.cmvn,
+                "norm_vars": False,
                 **({"window": o.cmvn_window, "center": True} if o.cmvn == "sliding" else {}),
-                "order": "CMVN before deltas (Kaldi: apply-cmvn | add-deltas)"},
+                "order": "CMVN before deltas (Kaldi: apply-cmvn | add-deltas)",
+            },
         }
         if o.is_kaldi:
             from dataclasses import asdict
@@ -616,37 +672,74 @@ class _FeatureJob:
             k = self.kopts
             W, H = k.window_size, k.window_shift
             first = 0 if k.snip_edges else H // 2 - W // 2
-            meta.update({
-                "kaldi": {**asdict(k), "window_size": W, "window_shift": H, "padded_window_size": k.padded_window_size,
-                          "sample_scale": KALDI_SAMPLE_SCALE, "seed": o.kaldi.seed},
-                "values": ("Kaldi compute-mfcc-feats" if o.kind == "mfcc" else "Kaldi compute-fbank-feats")
-                + " of the samples times 32768 (int16 units): "
-                + ("ln(max(mel energy, FLT_EPSILON))" if o.kind == "mfcc" or k.use_log_fbank else
-                   "mel energies (linear, --use-log-fbank=false" + (", --use-power=false)" if not k.use_power else ")")),
-                "win_length": W, "hop_length": H, "n_fft": k.padded_window_size, "window": k.window_type,
-                "window_position": "start",
-                "frame_time_s": {"formula": "start of frame m = (m*hop_length + first) / sr; centre = start + "
-                                            "win_length/2/sr", "first": first, "step": H / src.sr},
-            })
+            meta.update(
+                {
+                    "kaldi": {
+                        **asdict(k),
+                        "window_size": W,
+                        "window_shift": H,
+                        "padded_window_size": k.padded_window_size,
+                        "sample_scale": KALDI_SAMPLE_SCALE,
+                        "seed": o.kaldi.seed,
+                    },
+                    "values": ("Kaldi compute-mfcc-feats" if o.kind == "mfcc" else "Kaldi compute-fbank-feats")
+                    + " of the samples times 32768 (int16 units): "
+                    + (
+                        "ln(max(mel energy, FLT_EPSILON))"
+                        if o.kind == "mfcc" or k.use_log_fbank
+                        else "mel energies (linear, --use-log-fbank=false" + (", --use-power=false)" if not k.use_power else ")")
+                    ),
+                    "win_length": W,
+                    "hop_length": H,
+                    "n_fft": k.padded_window_size,
+                    "window": k.window_type,
+                    "window_position": "start",
+                    "frame_time_s": {
+                        "formula": "start of frame m = (m*hop_length + first) / sr; centre = start + win_length/2/sr",
+                        "first": first,
+                        "step": H / src.sr,
+                    },
+                }
+            )
             return meta
         plan = self.plan
-        meta.update({
-            "win_length": plan.win_length, "hop_length": plan.hop_length, "n_fft": plan.n_fft,
-            "window": str(plan.window_spec), "periodic": plan.periodic, "center": plan.center,
-            "pad_mode": plan.pad_mode, "window_position": "center",
-            "mel": self.mel_meta, "mel_centre_hz": [round(float(f), 6) for f in self.row_freqs],
-            "scale": tf.scale, "log": self.log, "amin": self.amin, "ref": tf.ref, "log_ref": self.ref_l,
-            "top_db": self.top_db,
-            "values": self._values_text(),
-            "frame_time_s": {"formula": "centre of frame m = (m*hop_length - pad + n_fft//2) / sr", "pad": plan.pad,
-                             "step": plan.hop_length / plan.sr},
-        })
+        meta.update(
+            {
+                "win_length": plan.win_length,
+                "hop_length": plan.hop_length,
+                "n_fft": plan.n_fft,
+                "window": str(plan.window_spec),
+                "periodic": plan.periodic,
+                "center": plan.center,
+                "pad_mode": plan.pad_mode,
+                "window_position": "center",
+                "mel": self.mel_meta,
+                "mel_centre_hz": [round(float(f), 6) for f in self.row_freqs],
+                "scale": tf.scale,
+                "log": self.log,
+                "amin": self.amin,
+                "ref": tf.ref,
+                "log_ref": self.ref_l,
+                "top_db": self.top_db,
+                "values": self._values_text(),
+                "frame_time_s": {
+                    "formula": "centre of frame m = (m*hop_length - pad + n_fft//2) / sr",
+                    "pad": plan.pad,
+                    "step": plan.hop_length / plan.sr,
+                },
+            }
+        )
         if o.kind == "mfcc":
-            meta["mfcc"] = {"n_mfcc": o.n_mfcc, "dct": "DCT-II orthonormal over the mel axis (scipy.fft.dct "
-                            "type 2, norm 'ortho')", "lifter": o.lifter,
-                            "lifter_formula": "1 + lifter/2 * sin(pi*(k+1)/lifter) (librosa)" if o.lifter else None,
-                            "energy": "row 0 = the log of the frame's total power sum_k |X[k]|^2 (one-sided bins), "
-                                      "same log, floor and reference as the mel values" if o.energy else None}
+            meta["mfcc"] = {
+                "n_mfcc": o.n_mfcc,
+                "dct": "DCT-II orthonormal over the mel axis (scipy.fft.dct type 2, norm 'ortho')",
+                "lifter": o.lifter,
+                "lifter_formula": "1 + lifter/2 * sin(pi*(k+1)/lifter) (librosa)" if o.lifter else None,
+                "energy": "row 0 = the log of the frame's total power sum_k |X[k]|^2 (one-sided bins), "
+                "same log, floor and reference as the mel values"
+                if o.energy
+                else None,
+            }
         return meta
 
     def _values_text(self) -> str:
@@ -681,8 +774,16 @@ class _FeatureJob:
             what = f"Kaldi {'fbank' if o.kind == 'mel' else 'MFCC'} ({self.dim})"
         title = f"{name} — {what}, sr {sr} Hz, win {win}, hop {hop}" + (f", compat {o.compat}" if o.compat else "")
         label = "coefficient" if o.kind == "mfcc" else ("ln energy" if o.is_kaldi else f"log-mel ({self.log})")
-        kwargs: dict[str, Any] = dict(t_start=t0, t_end=t1, f_low=-0.5, f_high=self.dim - 0.5, title=title,
-                                      colorbar_label=label, cmap=o.timefreq.cmap, size=self.size)
+        kwargs: dict[str, Any] = dict(
+            t_start=t0,
+            t_end=t1,
+            f_low=-0.5,
+            f_high=self.dim - 0.5,
+            title=title,
+            colorbar_label=label,
+            cmap=o.timefreq.cmap,
+            size=self.size,
+        )
         png: bytes | None = None
         if rasterplot.available():
             with contextlib.suppress(rasterplot.LayoutError):

@@ -195,7 +195,7 @@ def load_magnitude(path: str) -> tuple[np.ndarray, dict[str, Any]]:
 
 def _number(meta: dict[str, Any], key: str, path: str, *, default: float | None = None) -> float:
     value = meta.get(key, default)
-    if not is_real(value) or not math.isfinite(value):  # type: ignore[arg-type]
+    if not is_real(value) or not math.isfinite(value):
         raise _fail(f"sidecar {key!r} is {value!r}, not a finite number", path)
     return float(value)
 
@@ -233,7 +233,7 @@ def _mel_bank(meta: dict[str, Any], plan: Any, path: str) -> np.ndarray:
     if not isinstance(mel, dict):
         raise _fail("sidecar has no 'mel' object (n_mels, fmin_hz, fmax_hz, mel_scale, norm)", path)
     n_mels = mel.get("n_mels")
-    if not is_int(n_mels) or n_mels < 1:  # type: ignore[operator]
+    if not is_int(n_mels) or n_mels < 1:
         raise _fail(f"sidecar mel 'n_mels' is {n_mels!r}, not a whole number > 0", path)
     scale, norm = mel.get("mel_scale"), mel.get("norm")
     if scale not in ("htk", "slaney") or norm not in ("none", "slaney"):
@@ -264,7 +264,7 @@ def _spectrogram_rows(linear: np.ndarray, meta: dict[str, Any], plan: Any, path:
         return linear, 0
     freq = meta.get("freq_hz")
     first = freq.get("first_bin") if isinstance(freq, dict) else None
-    if not is_int(first) or first < 0 or first + rows > plan.n_freqs:  # type: ignore[operator]
+    if not is_int(first) or first < 0 or first + rows > plan.n_freqs:
         raise _fail(f"array has {rows} rows; its sidecar's STFT has {plan.n_freqs} bins and no valid 'first_bin'", path)
     full = np.zeros(linear.shape[:-2] + (plan.n_freqs, linear.shape[-1]))
     full[..., first : first + rows, :] = linear

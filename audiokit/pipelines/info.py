@@ -54,8 +54,9 @@ def measure(source: AudioSource, reporter: Reporter = SILENT) -> dict[str, Any]:
     }
 
 
-def info(path: str, options: InfoOptions = InfoOptions(), *, inputs: InputOptions = InputOptions(),
-         reporter: Reporter = SILENT) -> dict[str, Any]:
+def info(
+    path: str, options: InfoOptions = InfoOptions(), *, inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT
+) -> dict[str, Any]:
     """Open ``path`` and :func:`measure` it."""
     with inputs.open(path) as source:
         return measure(source, reporter)

@@ -49,8 +49,7 @@ def load_complex_stft(path: str) -> tuple[np.ndarray, dict[str, Any]]:
     if not isinstance(meta, dict) or meta.get("scale") != "complex":
         scale = meta.get("scale", "unknown") if isinstance(meta, dict) else "unknown"
         raise InputError(
-            f"holds {scale!r} values, not a complex STFT; make it with "
-            "'audiokit spectrogram FILE --complex --npy SPEC.npy'",
+            f"holds {scale!r} values, not a complex STFT; make it with 'audiokit spectrogram FILE --complex --npy SPEC.npy'",
             path,
         )
     check_stft_sidecar(meta, path)
@@ -92,8 +91,9 @@ def _finite(chunk: np.ndarray, first_frame: int, fix: bool, path: str) -> np.nda
     )
 
 
-def istft_file(spec_path: str, output: str | None, options: IstftOptions = IstftOptions(), *,
-               reporter: Reporter = SILENT) -> IstftResult:
+def istft_file(
+    spec_path: str, output: str | None, options: IstftOptions = IstftOptions(), *, reporter: Reporter = SILENT
+) -> IstftResult:
     """Invert the complex STFT in ``spec_path`` into ``output`` (default ``<SPEC>.istft.wav``; ``-``: stdout)."""
     from ..dsp.stft import IstftStream
 

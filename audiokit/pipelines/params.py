@@ -20,7 +20,13 @@ from ..io.reader import MAX_SR, MIN_SR, AudioSource
 from ..units import parse_duration, parse_frequency, parse_rate
 
 __all__ = [
-    "InputOptions", "choice", "option_error", "duration_samples", "frequency_hz", "rate_hz", "finite_or_none",
+    "InputOptions",
+    "choice",
+    "option_error",
+    "duration_samples",
+    "frequency_hz",
+    "rate_hz",
+    "finite_or_none",
     "check_figure_path",
 ]
 
@@ -38,9 +44,7 @@ def option_error(option: str, exc: ParameterError) -> ParameterError:
     return ParameterError(f"{option}: {exc.reason}")
 
 
-def duration_samples(
-    option: str, text: str, sr: int, *, allow_zero: bool = False, plausible_s: float | None = None
-) -> int:
+def duration_samples(option: str, text: str, sr: int, *, allow_zero: bool = False, plausible_s: float | None = None) -> int:
     """Parse a duration option into samples at ``sr`` (see :mod:`audiokit.units` for the rounding).
 
     A bare number means samples.  When ``plausible_s`` is given and a bare number is shorter than that many
@@ -54,8 +58,7 @@ def duration_samples(
         raise ParameterError(f"{option}: {text!r} rounds to 0 samples at {sr} Hz")
     if plausible_s is not None and text.strip().isdigit() and 0 < samples < plausible_s * sr:
         warnings.warn(
-            f"{option} {text} means {samples} samples ({1000 * samples / sr:.3g} ms at {sr} Hz); "
-            f"did you mean {text.strip()}ms?",
+            f"{option} {text} means {samples} samples ({1000 * samples / sr:.3g} ms at {sr} Hz); did you mean {text.strip()}ms?",
             stacklevel=2,
         )
     return samples

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import ContextManager, Protocol
+from typing import Protocol
 
 __all__ = ["Advance", "ProgressFactory", "no_progress", "Reporter", "SILENT"]
 
@@ -23,7 +24,7 @@ Advance = Callable[[float], None]
 class ProgressFactory(Protocol):
     """``progress(description, total)`` → context manager yielding :data:`Advance`."""
 
-    def __call__(self, description: str, total: float | None) -> ContextManager[Advance]: ...
+    def __call__(self, description: str, total: float | None) -> AbstractContextManager[Advance]: ...
 
 
 def _ignore(n: float = 1) -> None:

@@ -111,8 +111,9 @@ class QuantizeResult:
         )
 
 
-def quantize_file(path: str, output: str | None, options: QuantizeOptions, *,
-                  inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT) -> QuantizeResult:
+def quantize_file(
+    path: str, output: str | None, options: QuantizeOptions, *, inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT
+) -> QuantizeResult:
     """Quantize ``path`` into ``output`` (default ``<stem>.<B>bit.wav`` beside it; ``-``: stdout)."""
     options.check()
     bits = options.bits
@@ -123,13 +124,14 @@ def quantize_file(path: str, output: str | None, options: QuantizeOptions, *,
     with inputs.open(path) as source:
         check_output_path(target, [path])
         audio_container(target, subtype)
-        quantizer = Quantizer(
-            bits=bits, channels=source.channels, dither=dither, noise_shape=noise_shape, seed=options.seed
-        )
+        quantizer = Quantizer(bits=bits, channels=source.channels, dither=dither, noise_shape=noise_shape, seed=options.seed)
         signal_energy = noise_energy = 0.0
-        with reporter.progress(f"quantize {source.name}", source.n_samples) as advance, WavWriter(
-            target, sr=source.sr, channels=source.channels, subtype=subtype, expected_samples=source.n_samples
-        ) as writer:
+        with (
+            reporter.progress(f"quantize {source.name}", source.n_samples) as advance,
+            WavWriter(
+                target, sr=source.sr, channels=source.channels, subtype=subtype, expected_samples=source.n_samples
+            ) as writer,
+        ):
             for x in source.blocks(BLOCK_SAMPLES, dtype="float64"):
                 y = quantizer.process(x)
                 e = y - x
@@ -165,9 +167,7 @@ def quantize_file(path: str, output: str | None, options: QuantizeOptions, *,
         "noise_rms_dbfs": finite_or_none(noise_rms),
         "noise_density_dbfs_per_hz": finite_or_none(noise_rms - 10.0 * math.log10(sr / 2)),
         "expected_noise_rms_dbfs": finite_or_none(expected_rms),
-        "full_scale_sine_sqnr_db": finite_or_none(
-            theoretical_sqnr_db(bits, dither=dither, noise_shape=noise_shape)
-        ),
+        "full_scale_sine_sqnr_db": finite_or_none(theoretical_sqnr_db(bits, dither=dither, noise_shape=noise_shape)),
         "clipped": quantizer.n_clipped,
     }
     return QuantizeResult(report, sqnr, noise_rms, expected_rms)

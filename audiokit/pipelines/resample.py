@@ -124,8 +124,9 @@ def _naive_blocks(source: AudioSource, sr_out: int, method: Literal["nearest"]) 
         start += step
 
 
-def resample_file(path: str, output: str | None, options: ResampleOptions, *,
-                  inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT) -> ResampleResult:
+def resample_file(
+    path: str, output: str | None, options: ResampleOptions, *, inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT
+) -> ResampleResult:
     """Resample ``path`` into ``output`` (default ``<stem>.<rate>.wav`` beside the input; ``-``: stdout)."""
     sr_out = target_rate(options.to)
     quality = _quality(options)
@@ -169,4 +170,3 @@ def resample_file(path: str, output: str | None, options: ResampleOptions, *,
     if n_out == 0:
         warnings.warn(f"{target}: the input is too short for {sr_out} Hz: the output has 0 samples", stacklevel=2)
     return ResampleResult(output=target, sr=sr_out, n_samples=n_out, subtype=subtype, gain=guard.gain)
-

@@ -32,14 +32,34 @@ __all__ = ["timefreq_metadata", "check_stft_sidecar", "plan_from_sidecar", "PLAN
 MAX_N_FFT = 1 << 24
 #: Sidecar keys :func:`plan_from_sidecar` needs, with their JSON types.
 PLAN_KEYS: dict[str, type | tuple[type, ...]] = {
-    "sr": int, "win_length": int, "hop_length": int, "n_fft": int, "window": str, "periodic": bool,
-    "center": bool, "pad_mode": str, "shape": list, "source_frames": int,
+    "sr": int,
+    "win_length": int,
+    "hop_length": int,
+    "n_fft": int,
+    "window": str,
+    "periodic": bool,
+    "center": bool,
+    "pad_mode": str,
+    "shape": list,
+    "source_frames": int,
 }
 
 
 def timefreq_metadata(
-    *, kind: str, source: Any, plan: Any, channels: int, mixed: bool, shape: tuple[int, ...], dtype: Any,
-    values: str, scale: str, amin: float | None, ref: str | float | None, ref_db: float | None, top_db: float | None,
+    *,
+    kind: str,
+    source: Any,
+    plan: Any,
+    channels: int,
+    mixed: bool,
+    shape: tuple[int, ...],
+    dtype: Any,
+    values: str,
+    scale: str,
+    amin: float | None,
+    ref: str | float | None,
+    ref_db: float | None,
+    top_db: float | None,
     rows: dict[str, Any],
 ) -> dict[str, Any]:
     """The sidecar of a spectrogram/mel array (see the module docstring for the keys).
@@ -137,10 +157,15 @@ def plan_from_sidecar(meta: dict[str, Any], path: str) -> Any:
 
     try:
         return StftPlan(
-            sr=meta["sr"], win_length=meta["win_length"], hop_length=meta["hop_length"], n_fft=meta["n_fft"],
-            window=meta["window"], periodic=meta["periodic"], center=meta["center"], pad_mode=meta["pad_mode"],
+            sr=meta["sr"],
+            win_length=meta["win_length"],
+            hop_length=meta["hop_length"],
+            n_fft=meta["n_fft"],
+            window=meta["window"],
+            periodic=meta["periodic"],
+            center=meta["center"],
+            pad_mode=meta["pad_mode"],
             dtype="float32",
         )
     except ParameterError as exc:  # a window name or pad mode the STFT does not know
         raise InputError(f"sidecar describes no valid STFT: {exc.reason}", path) from None
-

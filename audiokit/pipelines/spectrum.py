@@ -80,9 +80,15 @@ def _check_outputs(path: str, png: str | None, npy: str | None) -> None:
     check_figure_path(png)
 
 
-def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, png: str | None = None,
-                  npy: str | None = None, inputs: InputOptions = InputOptions(),
-                  reporter: Reporter = SILENT) -> dict[str, Any]:
+def spectrum_file(
+    path: str,
+    options: SpectrumOptions = SpectrumOptions(),
+    *,
+    png: str | None = None,
+    npy: str | None = None,
+    inputs: InputOptions = InputOptions(),
+    reporter: Reporter = SILENT,
+) -> dict[str, Any]:
     """DFT of ``path`` (or its ``start``/``dur`` segment); return the ``--json`` report; save ``npy``, draw ``png``."""
     from ..dsp.dft import spectrum
     from ..dsp.peaks import find_peaks
@@ -137,7 +143,8 @@ def spectrum_file(path: str, options: SpectrumOptions = SpectrumOptions(), *, pn
             del x_c
             peaks = (
                 find_peaks(spec, k=options.peaks, threshold_db=-options.threshold, min_separation_hz=separation)
-                if options.peaks else []
+                if options.peaks
+                else []
             )
             if exponent:
                 spec, peaks = _unscaled(spec, peaks, exponent, source.name)
@@ -228,8 +235,14 @@ def _display_range(fmin: str | None, fmax: str | None, top: float) -> tuple[floa
     return low, high
 
 
-def _draw(path: str, spectra: list[Any], found: list[Any], report: dict[str, Any], options: SpectrumOptions,
-          xlim: tuple[float, float] | None) -> None:
+def _draw(
+    path: str,
+    spectra: list[Any],
+    found: list[Any],
+    report: dict[str, Any],
+    options: SpectrumOptions,
+    xlim: tuple[float, float] | None,
+) -> None:
     from ..dsp.dft import amplitude_to_db
     from ..plot import parse_size, png_bytes, spectrum_figure
     from .timefreq_draw import title_name
@@ -262,8 +275,15 @@ def _draw(path: str, spectra: list[Any], found: list[Any], report: dict[str, Any
         f"window {report['window']}" + (" — two-sided" if two_sided else "")
     )
     fig = spectrum_figure(
-        freqs, values, title=title, nyquist=spec.nyquist, peaks=marks, two_sided=two_sided,
-        size=parse_size(options.size), ylabel="amplitude (linear, 1 = full scale)" if linear else "amplitude (dBFS)",
-        floor=None if linear else float(np.max(values)) - DB_RANGE, xlim=xlim,
+        freqs,
+        values,
+        title=title,
+        nyquist=spec.nyquist,
+        peaks=marks,
+        two_sided=two_sided,
+        size=parse_size(options.size),
+        ylabel="amplitude (linear, 1 = full scale)" if linear else "amplitude (dBFS)",
+        floor=None if linear else float(np.max(values)) - DB_RANGE,
+        xlim=xlim,
     )
     write_bytes_atomic(path, png_bytes(fig))

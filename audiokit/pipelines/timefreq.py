@@ -35,7 +35,13 @@ if TYPE_CHECKING:
     from ..dsp.stft.plan import PadMode
 
 __all__ = [
-    "StftOptions", "MelOptions", "TimeFreqOptions", "TimeFreqResult", "timefreq", "mel_bank", "SCALES",
+    "StftOptions",
+    "MelOptions",
+    "TimeFreqOptions",
+    "TimeFreqResult",
+    "timefreq",
+    "mel_bank",
+    "SCALES",
 ]
 
 SCALES = ("db", "power", "magnitude")
@@ -75,8 +81,15 @@ class StftOptions:
             )
         pad_mode = choice("--pad-mode", self.pad_mode, PAD_MODES)
         return StftPlan(
-            sr=sr, win_length=win, hop_length=hop, n_fft=n_fft, window=self.window, periodic=not self.symmetric,
-            center=self.center, pad_mode=cast("PadMode", pad_mode), dtype=dtype,
+            sr=sr,
+            win_length=win,
+            hop_length=hop,
+            n_fft=n_fft,
+            window=self.window,
+            periodic=not self.symmetric,
+            center=self.center,
+            pad_mode=cast("PadMode", pad_mode),
+            dtype=dtype,
         )
 
 
@@ -187,13 +200,13 @@ def mel_bank(options: TimeFreqOptions, plan: Any) -> tuple[np.ndarray, dict[str,
 
 
 @functools.lru_cache(maxsize=8)
-def _cached_bank(sr: int, n_fft: int, n_mels: int, fmin: float, fmax: float, mel_scale: MelScale,
-                 norm: MelNorm | None) -> np.ndarray:
+def _cached_bank(
+    sr: int, n_fft: int, n_mels: int, fmin: float, fmax: float, mel_scale: MelScale, norm: MelNorm | None
+) -> np.ndarray:
     """The float32 mel bank, built once per set of parameters (a batch of thousands of files reuses it); read-only."""
     from ..dsp.mel import mel_filterbank
 
-    bank = mel_filterbank(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm,
-                          dtype=np.float32)
+    bank = mel_filterbank(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm, dtype=np.float32)
     bank.flags.writeable = False
     return bank
 
@@ -213,8 +226,15 @@ def _values_text(kind: str, power_kind: Kind, scale: str, log: str, complex_out:
     return linear
 
 
-def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy: str | None = None,
-             inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT) -> TimeFreqResult:  # noqa: B008
+def timefreq(
+    path: str,
+    options: TimeFreqOptions,
+    *,
+    png: str | None = None,
+    npy: str | None = None,
+    inputs: InputOptions = InputOptions(),
+    reporter: Reporter = SILENT,
+) -> TimeFreqResult:  # noqa: B008
     """Compute the spectrogram or mel spectrogram of ``path``; save ``npy`` (+ sidecar) and/or draw ``png``.
 
     With neither ``png`` nor ``npy``, the PNG goes to ``<stem>.<kind>.png`` beside the input.
@@ -227,8 +247,11 @@ def timefreq(path: str, options: TimeFreqOptions, *, png: str | None = None, npy
     from ..plot import parse_size
 
     job = _Job(
-        options=options, scale=choice("--scale", options.scale, SCALES), log=(options.mel or MelOptions()).checked().log,
-        ref=parse_ref(options.ref), size=parse_size(options.size),
+        options=options,
+        scale=choice("--scale", options.scale, SCALES),
+        log=(options.mel or MelOptions()).checked().log,
+        ref=parse_ref(options.ref),
+        size=parse_size(options.size),
     )
     with inputs.open(path) as source:
         png_path, npy_path = default_outputs(path, options.kind, png, npy)
@@ -268,8 +291,14 @@ class _Job:
     def want_complex(self) -> bool:
         return self.options.complex_out and self.options.kind == "spectrogram"
 
-    def run(self, source: AudioSource, png_path: str | None, npy_path: str | None, reporter: Reporter,
-            dtype: Literal["float32", "float64"]) -> tuple[list[str], tuple[int, ...]]:
+    def run(
+        self,
+        source: AudioSource,
+        png_path: str | None,
+        npy_path: str | None,
+        reporter: Reporter,
+        dtype: Literal["float32", "float64"],
+    ) -> tuple[list[str], tuple[int, ...]]:
         """Stream ``source`` through the STFT in ``dtype``; write the outputs together; return (written, shape)."""
         from ..dsp.stft import StftStream
         from ..engine import get_backend
@@ -350,12 +379,20 @@ class _Job:
                 if db_out and self.log != "db":  # ln/log10: the reference subtracted, in the log's unit
                     rows_meta["log_ref"] = ref_db
                 meta = timefreq_metadata(
-                    kind=kind, source=source, plan=plan, channels=channels, mixed=options.mix, shape=shape,
-                    dtype=npy_dtype, values=_values_text(kind, power_kind, self.scale, self.log, self.want_complex),
+                    kind=kind,
+                    source=source,
+                    plan=plan,
+                    channels=channels,
+                    mixed=options.mix,
+                    shape=shape,
+                    dtype=npy_dtype,
+                    values=_values_text(kind, power_kind, self.scale, self.log, self.want_complex),
                     scale="complex" if self.want_complex else (self.log if db_out and self.log != "db" else self.scale),
                     amin=amin if db_out else None,
-                    ref=self.ref if ref_db is not None else None, ref_db=ref_db if self.log == "db" else None,
-                    top_db=(options.top_db or None) if ref_db is not None else None, rows=rows_meta,
+                    ref=self.ref if ref_db is not None else None,
+                    ref_db=ref_db if self.log == "db" else None,
+                    top_db=(options.top_db or None) if ref_db is not None else None,
+                    rows=rows_meta,
                 )
                 written += [npy_path, str(write_sidecar(npy_path, meta))]
             if not heard:
@@ -364,9 +401,16 @@ class _Job:
                 from .timefreq_draw import draw_timefreq
 
                 draw_timefreq(
-                    png_path, options, source_name=source.name, plan=plan, poolers=poolers,
-                    kind="power" if self.want_complex else power_kind, ref=self.ref, row_freqs=row_freqs,
-                    mel_meta=mel_meta, size=self.size,
+                    png_path,
+                    options,
+                    source_name=source.name,
+                    plan=plan,
+                    poolers=poolers,
+                    kind="power" if self.want_complex else power_kind,
+                    ref=self.ref,
+                    row_freqs=row_freqs,
+                    mel_meta=mel_meta,
+                    size=self.size,
                 )
                 if not is_stdio(png_path):
                     written.insert(0, png_path)
@@ -405,8 +449,15 @@ def _to_log(chunk: np.ndarray, power_kind: Kind, log: str, amin: float) -> np.nd
     return to_db(chunk, kind=power_kind, ref=1.0, amin=amin, top_db=None)
 
 
-def _apply_reference(npy: NpyFrameWriter, ref: float | Literal["max"], top_db: float, peak: float, power_kind: Kind,
-                     log: str = "db", amin: float | None = None) -> float | None:
+def _apply_reference(
+    npy: NpyFrameWriter,
+    ref: float | Literal["max"],
+    top_db: float,
+    peak: float,
+    power_kind: Kind,
+    log: str = "db",
+    amin: float | None = None,
+) -> float | None:
     """Second pass over the saved log values: subtract the reference, clip at ``top_db``; return the reference.
 
     The same rule as :func:`audiokit.log_melspectrogram` for every log: the reference is ``log(max(amin, ref))``
@@ -418,8 +469,11 @@ def _apply_reference(npy: NpyFrameWriter, ref: float | Literal["max"], top_db: f
 
     top = top_db if top_db > 0 else None
     if log == "db":
-        ref_db = reference_db(ref, peak, power_kind) if amin is None or ref == "max" else \
-            DB_FACTOR[power_kind] * math.log10(max(amin, float(ref)))
+        ref_db = (
+            reference_db(ref, peak, power_kind)
+            if amin is None or ref == "max"
+            else DB_FACTOR[power_kind] * math.log10(max(amin, float(ref)))
+        )
         if ref_db != 0.0 or top is not None:
             npy.rewrite(lambda chunk: rescale_db(chunk, ref_db=ref_db, top_db=top, max_db=peak))
         return ref_db
@@ -433,8 +487,9 @@ def _apply_reference(npy: NpyFrameWriter, ref: float | Literal["max"], top_db: f
     return ref_l
 
 
-def filterbank_job(path: str, options: TimeFreqOptions, *, png: str | None, npy: str | None,
-                   inputs: InputOptions = InputOptions()) -> TimeFreqResult:  # noqa: B008 (frozen)
+def filterbank_job(
+    path: str, options: TimeFreqOptions, *, png: str | None, npy: str | None, inputs: InputOptions = InputOptions()
+) -> TimeFreqResult:  # noqa: B008 (frozen)
     """``mel --filterbank``: draw the triangles and/or save the ``(n_mels, n_freqs)`` matrix (rate from ``path``)."""
     with inputs.open(path) as source:
         sr = source.sr
@@ -448,8 +503,16 @@ def filterbank_job(path: str, options: TimeFreqOptions, *, png: str | None, npy:
     return TimeFreqResult(written=written, png_to_stdout=is_stdio(png), shape=tuple(bank.shape))
 
 
-def _save_filterbank(npy: str | None, png: str | None, bank: np.ndarray, mel_meta: dict[str, Any], plan: Any,
-                     mel: MelOptions, size: str, written: list[str]) -> None:
+def _save_filterbank(
+    npy: str | None,
+    png: str | None,
+    bank: np.ndarray,
+    mel_meta: dict[str, Any],
+    plan: Any,
+    mel: MelOptions,
+    size: str,
+    written: list[str],
+) -> None:
     """Save the bank's matrix (+ sidecar) and/or draw its triangles; append the written paths."""
     from ..io.npy import save_npy
     from ..plot import filterbank_figure, parse_size, png_bytes
@@ -459,8 +522,14 @@ def _save_filterbank(npy: str | None, png: str | None, bank: np.ndarray, mel_met
         from .. import __version__
 
         meta = {
-            "kind": "mel_filterbank", "shape": list(bank.shape), "dtype": "float32", "layout": "(n_mels, n_freqs)",
-            "sr": sr, "n_fft": plan.n_fft, **mel_meta, "freq_hz": {"formula": "k * sr / n_fft", "count": plan.n_freqs},
+            "kind": "mel_filterbank",
+            "shape": list(bank.shape),
+            "dtype": "float32",
+            "layout": "(n_mels, n_freqs)",
+            "sr": sr,
+            "n_fft": plan.n_fft,
+            **mel_meta,
+            "freq_hz": {"formula": "k * sr / n_fft", "count": plan.n_freqs},
             "audiokit_version": __version__,
         }
         written += [npy, str(save_npy(npy, bank, meta))]

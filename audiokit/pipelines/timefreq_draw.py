@@ -93,8 +93,19 @@ def check_cmap(name: str) -> None:
         raise ParameterError(f"--cmap: unknown colormap {name!r}; matplotlib has: {known} (and each name + '_r')")
 
 
-def draw_timefreq(png_path: str, options: Any, *, source_name: str, plan: Any, poolers: list[Any], kind: Kind,
-                  ref: float | Literal["max"], row_freqs: np.ndarray, mel_meta: dict[str, Any], size: tuple[int, int]) -> None:
+def draw_timefreq(
+    png_path: str,
+    options: Any,
+    *,
+    source_name: str,
+    plan: Any,
+    poolers: list[Any],
+    kind: Kind,
+    ref: float | Literal["max"],
+    row_freqs: np.ndarray,
+    mel_meta: dict[str, Any],
+    size: tuple[int, int],
+) -> None:
     """Render the pooled image(s) as dB (re ``ref``, clipped at ``options.top_db``) and write the PNG atomically."""
     from .. import rasterplot
     from ..dsp.scaling import to_db
@@ -130,13 +141,29 @@ def draw_timefreq(png_path: str, options: Any, *, source_name: str, plan: Any, p
         title += f", {mel_meta['n_mels']} mel ({mel_meta['mel_scale']})"
         ticks = mel_ticks(mel_meta["n_mels"], mel_meta["fmin_hz"], mel_meta["fmax_hz"], mel_meta["mel_scale"])
         png = render(
-            db, t_start=t0, t_end=t1, f_low=-0.5, f_high=mel_meta["n_mels"] - 0.5, title=title, colorbar_label=ref_label,
-            cmap=options.cmap, size=size, mel_ticks=ticks, ylabel="frequency (Hz, mel-spaced)",
+            db,
+            t_start=t0,
+            t_end=t1,
+            f_low=-0.5,
+            f_high=mel_meta["n_mels"] - 0.5,
+            title=title,
+            colorbar_label=ref_label,
+            cmap=options.cmap,
+            size=size,
+            mel_ticks=ticks,
+            ylabel="frequency (Hz, mel-spaced)",
         )
     else:
         df = plan.delta_f
         png = render(
-            db, t_start=t0, t_end=t1, f_low=float(row_freqs[0] - df / 2), f_high=float(row_freqs[-1] + df / 2),
-            title=title, colorbar_label=ref_label, cmap=options.cmap, size=size,
+            db,
+            t_start=t0,
+            t_end=t1,
+            f_low=float(row_freqs[0] - df / 2),
+            f_high=float(row_freqs[-1] + df / 2),
+            title=title,
+            colorbar_label=ref_label,
+            cmap=options.cmap,
+            size=size,
         )
     write_bytes_atomic(png_path, png)

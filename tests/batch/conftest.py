@@ -15,15 +15,16 @@ import soundfile as sf
 SR = 16000
 
 
-def write_tone_noise(path: Path, seconds: float, *, sr: int = SR, channels: int = 1, subtype: str = "PCM_16",
-                     seed: int = 0, hum: float = 0.0) -> Path:
+def write_tone_noise(
+    path: Path, seconds: float, *, sr: int = SR, channels: int = 1, subtype: str = "PCM_16", seed: int = 0, hum: float = 0.0
+) -> Path:
     """A reproducible test signal (tone + noise, optional 50 Hz hum) written with soundfile."""
     rng = np.random.default_rng(seed)
     t = np.arange(int(round(seconds * sr))) / sr
     x = 0.3 * np.sin(2 * np.pi * (220 + 40 * seed) * t) + 0.05 * rng.standard_normal(t.size)
     if hum:
         x = x + hum * np.sin(2 * np.pi * 50 * t)
-    data = np.stack([x * (0.8 ** c) for c in range(channels)], axis=1)
+    data = np.stack([x * (0.8**c) for c in range(channels)], axis=1)
     path.parent.mkdir(parents=True, exist_ok=True)
     sf.write(path, data.astype(np.float32), sr, subtype=subtype)
     return path
@@ -66,9 +67,16 @@ def run(tmp_path: Path):
     """``run(*args, stdin=None) -> (exit_code, stdout, stderr)`` as a subprocess in ``tmp_path``."""
 
     def call(*args, stdin: str | None = None) -> tuple[int, str, str]:
-        proc = subprocess.run(audiokit_cmd(*args), input=stdin, capture_output=True, text=True, cwd=tmp_path,
-                              stdin=None if stdin is not None else subprocess.DEVNULL, timeout=120,
-                              env={**os.environ, "COLUMNS": "200"})
+        proc = subprocess.run(
+            audiokit_cmd(*args),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            timeout=120,
+            env={**os.environ, "COLUMNS": "200"},
+        )
         return proc.returncode, proc.stdout, proc.stderr
 
     return call

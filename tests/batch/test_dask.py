@@ -39,8 +39,9 @@ class Cluster:
         self.address = f"tcp://127.0.0.1:{self.port}"
         self.log_dir = log_dir
         self.env = {**os.environ, **THREAD_VARS}
-        self.scheduler = self._start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(self.port),
-                                                   "--no-dashboard"])
+        self.scheduler = self._start(
+            "scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"]
+        )
         self.workers: list[subprocess.Popen] = []
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen:
@@ -48,8 +49,9 @@ class Cluster:
         return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env)
 
     def add_worker(self) -> subprocess.Popen:
-        worker = self._start("worker", [DASK, "worker", self.address, "--nthreads", "1", "--no-nanny",
-                                        "--no-dashboard", "--host", "127.0.0.1"])
+        worker = self._start(
+            "worker", [DASK, "worker", self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"]
+        )
         self.workers.append(worker)
         return worker
 
@@ -85,13 +87,11 @@ def cluster(tmp_path_factory):
 def test_dask_outputs_equal_single_file_commands(cli, corpus, tmp_path, cluster, command):
     expected = reference_outputs(cli, command, corpus, tmp_path / "ref")
     out = tmp_path / "out"
-    code, _, err = cli("batch", command, *OPTIONS[command], corpus, "--out", out, "--scheduler", cluster.address,
-                       "--chunk", "2")
+    code, _, err = cli("batch", command, *OPTIONS[command], corpus, "--out", out, "--scheduler", cluster.address, "--chunk", "2")
     assert code == 0, err
     assert "(dask, 2 worker(s))" in err
     assert batch_outputs(command, out, expected) == expected
-    assert sorted(r["id"] for r in manifest_lines(out)) == ["f", "spk1/a", "spk1/b", "spk2/e", "spk2/sess/c",
-                                                             "spk2/sess/d"]
+    assert sorted(r["id"] for r in manifest_lines(out)) == ["f", "spk1/a", "spk1/b", "spk2/e", "spk2/sess/c", "spk2/sess/d"]
 
 
 def test_a_worker_killed_mid_run_its_tasks_run_elsewhere(tmp_path, cluster):
@@ -100,8 +100,9 @@ def test_a_worker_killed_mid_run_its_tasks_run_elsewhere(tmp_path, cluster):
     for i in range(n):
         write_tone_noise(data / f"u{i:02d}.wav", 1.0, seed=i, hum=0.05)
     out = tmp_path / "out"
-    args = audiokit_cmd("batch", "dehum", "--freq", "50", data, "--out", out, "--scheduler", cluster.address,
-                        "--chunk", "1", "-q")
+    args = audiokit_cmd(
+        "batch", "dehum", "--freq", "50", data, "--out", out, "--scheduler", cluster.address, "--chunk", "1", "-q"
+    )
     proc = subprocess.Popen(args, cwd=tmp_path, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     victim = cluster.workers[0]
     try:
@@ -134,8 +135,7 @@ def test_ctrl_c_on_a_dask_batch_keeps_what_finished(tmp_path, cluster):
     for i in range(12):
         write_tone_noise(data / f"u{i:02d}.wav", 1.0, seed=i, hum=0.05)
     out = tmp_path / "out"
-    args = audiokit_cmd("batch", "dehum", "--freq", "50", data, "--out", out, "--scheduler", cluster.address,
-                        "--chunk", "1")
+    args = audiokit_cmd("batch", "dehum", "--freq", "50", data, "--out", out, "--scheduler", cluster.address, "--chunk", "1")
     proc = subprocess.Popen(args, cwd=tmp_path, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60

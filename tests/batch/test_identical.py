@@ -13,8 +13,18 @@ from .reference import OPTIONS, batch_outputs, reference_outputs
 
 @pytest.mark.parametrize(
     ("command", "jobs"),
-    [("mel", 1), ("mel", 2), ("spectrogram", 1), ("resample", 1), ("resample", 2), ("quantize", 1), ("dehum", 1),
-     ("info", 1), ("info", 2), ("spectrum", 1)],
+    [
+        ("mel", 1),
+        ("mel", 2),
+        ("spectrogram", 1),
+        ("resample", 1),
+        ("resample", 2),
+        ("quantize", 1),
+        ("dehum", 1),
+        ("info", 1),
+        ("info", 2),
+        ("spectrum", 1),
+    ],
 )
 def test_batch_equals_single_file_commands(cli, corpus, tmp_path, command, jobs):
     expected = reference_outputs(cli, command, corpus, tmp_path / "ref")
@@ -48,8 +58,13 @@ def test_png_only_with_the_flag(cli, corpus, tmp_path):
     code, _, err = cli("batch", "spectrogram", corpus / "spk1", "--out", tmp_path / "o", "-j", "1", "--png")
     assert code == 0, err
     assert sorted(p.name for p in (tmp_path / "o").iterdir() if not p.name.startswith(".")) == [
-        "a.spectrogram.json", "a.spectrogram.npy", "a.spectrogram.png", "b.spectrogram.json", "b.spectrogram.npy",
-        "b.spectrogram.png", "manifest.jsonl",
+        "a.spectrogram.json",
+        "a.spectrogram.npy",
+        "a.spectrogram.png",
+        "b.spectrogram.json",
+        "b.spectrogram.npy",
+        "b.spectrogram.png",
+        "manifest.jsonl",
     ]
     assert (tmp_path / "o" / "a.spectrogram.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

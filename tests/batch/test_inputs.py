@@ -27,8 +27,7 @@ def test_folders_are_walked_and_the_tree_mirrored(cli, corpus, tmp_path):
 
 
 def test_glob_and_root(cli, corpus, tmp_path):
-    code, _, err = cli("batch", "mel", corpus, "--glob", "*.flac", "--out", tmp_path / "o", "-j", "1",
-                       "--root", corpus.parent)
+    code, _, err = cli("batch", "mel", corpus, "--glob", "*.flac", "--out", tmp_path / "o", "-j", "1", "--root", corpus.parent)
     assert code == 0, err
     assert _ids(tmp_path / "o") == ["data/f", "data/spk1/b", "data/spk2/sess/d"]
     assert (tmp_path / "o" / "data" / "spk2" / "sess" / "d.mel.npy").exists()
@@ -53,8 +52,10 @@ def test_manifest_segments_equal_the_single_file_command_on_the_cut_file(cli, tm
     long = write_tone_noise(tmp_path / "rec" / "long.flac", 3.0, seed=7)
     segments = tmp_path / "segments.jsonl"
     segments.write_text(
-        json.dumps({"id": "spkA/seg1", "path": str(long), "start": 0.25, "duration": 1.0}) + "\n"
-        + json.dumps({"id": "seg2", "path": str(long), "start": 2.5}) + "\n"
+        json.dumps({"id": "spkA/seg1", "path": str(long), "start": 0.25, "duration": 1.0})
+        + "\n"
+        + json.dumps({"id": "seg2", "path": str(long), "start": 2.5})
+        + "\n"
     )
     out = tmp_path / "o"
     code, _, err = cli("batch", "mel", "--manifest", segments, "--out", out, "-j", "1", "--hop", "5ms")
@@ -78,9 +79,12 @@ def test_manifest_segments_equal_the_single_file_command_on_the_cut_file(cli, tm
 
 @pytest.mark.parametrize(
     ("line", "message"),
-    [("not json", "line 1: not JSON"), ('{"id": "x"}', 'expected an object with a "path" string'),
-     ('{"path": "a.wav", "start": -1}', "'start' must be a number of seconds >= 0"),
-     ('{"id": "../x", "path": "a.wav"}', "must be a relative name")],
+    [
+        ("not json", "line 1: not JSON"),
+        ('{"id": "x"}', 'expected an object with a "path" string'),
+        ('{"path": "a.wav", "start": -1}', "'start' must be a number of seconds >= 0"),
+        ('{"id": "../x", "path": "a.wav"}', "must be a relative name"),
+    ],
 )
 def test_bad_manifest_lines_are_usage_errors(cli, tmp_path, line, message):
     segments = tmp_path / "s.jsonl"

@@ -50,9 +50,7 @@ def samples(path: Path) -> np.ndarray:
     return y.T
 
 
-def reference_stft(
-    y, win, hop, n_fft=None, *, center=False, pad_mode="constant", periodic=True, window="hann"
-) -> np.ndarray:
+def reference_stft(y, win, hop, n_fft=None, *, center=False, pad_mode="constant", periodic=True, window="hann") -> np.ndarray:
     """Naive STFT of a 1-D float64 signal: pad, cut frames, window (scipy get_window, centred in n_fft), rfft.
 
     Frame ``m`` covers ``[m*hop, m*hop + n_fft)`` of the (padded) signal.  Shape (n_fft//2 + 1, n_frames);

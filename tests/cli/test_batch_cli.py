@@ -35,8 +35,19 @@ def test_every_option_of_the_single_file_command_is_a_batch_option(name):
     for pname in single:
         if pname not in DROPPED:
             assert pname in params, f"batch {name} lacks --{pname}"
-    for pname in ("paths", "out", "root", "glob", "segments", "force", "max_failures", "jobs", "chunk", "scheduler",
-                  "summary_json"):
+    for pname in (
+        "paths",
+        "out",
+        "root",
+        "glob",
+        "segments",
+        "force",
+        "max_failures",
+        "jobs",
+        "chunk",
+        "scheduler",
+        "summary_json",
+    ):
         assert pname in params
 
 
@@ -97,8 +108,9 @@ def test_library_call_without_the_cli(clip, tmp_path):
     from audiokit.batch import BatchRequest, Job, run_batch
     from audiokit.pipelines.resample import ResampleOptions
 
-    stats = run_batch(BatchRequest(job=Job("resample", ResampleOptions(to="8k")), paths=(str(clip),),
-                                   out=str(tmp_path / "o"), jobs=1))
+    stats = run_batch(
+        BatchRequest(job=Job("resample", ResampleOptions(to="8k")), paths=(str(clip),), out=str(tmp_path / "o"), jobs=1)
+    )
     assert (stats.ok, stats.failed, stats.exit_code) == (1, 0, 0)
     assert sf.info(tmp_path / "o" / "clip.8k.wav").samplerate == 8000
 

@@ -13,8 +13,8 @@ import pytest
 import soundfile as sf
 
 import audiokit
-from audiokit.io.reader import READABLE
 from audiokit.io import reader as reader_module
+from audiokit.io.reader import READABLE
 
 
 def pcm(codes) -> bytes:
@@ -87,8 +87,14 @@ BAD_INPUTS = {
     "5000-channels": (make_many_channels, "header says 5000 channels (more than 256); file is corrupt"),
     "rate-0": (make_rate_zero, "header says sample rate 0 Hz"),
     "rate-5": (make_rate_5, "sample rate 5 Hz is outside the accepted range 100..3072000 Hz"),
-    "nan": (make_nan, "contains NaN or Inf samples (1 in this block, first at frame 10, 0.00125 s); use --fix-nonfinite to replace them with 0"),
-    "inf": (make_inf, "contains NaN or Inf samples (2 in this block, first at frame 20, 0.0025 s); use --fix-nonfinite to replace them with 0"),
+    "nan": (
+        make_nan,
+        "contains NaN or Inf samples (1 in this block, first at frame 10, 0.00125 s); use --fix-nonfinite to replace them with 0",
+    ),
+    "inf": (
+        make_inf,
+        "contains NaN or Inf samples (2 in this block, first at frame 20, 0.0025 s); use --fix-nonfinite to replace them with 0",
+    ),
     "zero-length": (make_zero_length, "no audio samples (0 frames)"),
 }
 
@@ -228,7 +234,10 @@ def test_broken_pipe_is_silent(tmp_path, unbuffered):
         env["PYTHONUNBUFFERED"] = unbuffered  # print() itself then meets the closed pipe, inside the command
     proc = subprocess.Popen(
         [sys.executable, "-m", "audiokit", "info", "--json", str(path)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     proc.stdout.close()  # the reader goes away before anything is written
     err = proc.stderr.read().decode()

@@ -52,8 +52,13 @@ def synth(sr: int) -> np.ndarray:
     rng = np.random.default_rng(1)
     t = np.arange(int(sr * 1.0)) / sr
     ch = 0.1 * np.sin(2 * np.pi * (50 * t + (0.45 * sr - 50) / 2.0 * t * t))
-    parts = [np.zeros(sr // 4), ch + 0.2 + rng.standard_normal(t.size) * 3e-3, 0.25 + rng.standard_normal(sr // 4) * 3e-3,
-             ch[: sr // 3] - 0.1 + rng.standard_normal(sr // 3) * 3e-3, np.zeros(sr // 7)]
+    parts = [
+        np.zeros(sr // 4),
+        ch + 0.2 + rng.standard_normal(t.size) * 3e-3,
+        0.25 + rng.standard_normal(sr // 4) * 3e-3,
+        ch[: sr // 3] - 0.1 + rng.standard_normal(sr // 3) * 3e-3,
+        np.zeros(sr // 7),
+    ]
     return np.concatenate(parts).astype(np.float32)
 
 
@@ -102,10 +107,14 @@ KALDI_CASES = [
     pytest.param([], {}, id="defaults"),
     pytest.param(["--no-snip-edges"], {"snip_edges": False}, id="no-snip-edges"),
     pytest.param(["--window", "hamming"], {"window_type": "hamming"}, id="hamming"),
-    pytest.param(["--window", "povey", "--fmin", "64", "--fmax", "-400", "--n-mels", "30"],
-                 {"low_freq": 64.0, "high_freq": -400.0, "num_mel_bins": 30}, id="povey-band-30"),
-    pytest.param(["--preemphasis", "0.5", "--no-remove-dc"], {"preemph_coeff": 0.5, "remove_dc_offset": False},
-                 id="preemph-no-dc"),
+    pytest.param(
+        ["--window", "povey", "--fmin", "64", "--fmax", "-400", "--n-mels", "30"],
+        {"low_freq": 64.0, "high_freq": -400.0, "num_mel_bins": 30},
+        id="povey-band-30",
+    ),
+    pytest.param(
+        ["--preemphasis", "0.5", "--no-remove-dc"], {"preemph_coeff": 0.5, "remove_dc_offset": False}, id="preemph-no-dc"
+    ),
 ]
 
 
@@ -126,11 +135,15 @@ def test_mel_compat_kaldi_is_kaldi_fbank(cli, tmp_path, name, sr, args, kw):
 @needs_knf
 @pytest.mark.parametrize("sr", [16000, 8000])
 @pytest.mark.parametrize("name", ["speech", "synth"])
-@pytest.mark.parametrize("args, kw", KALDI_CASES[:3] + [
-    pytest.param(["--no-energy"], {"use_energy": False}, id="c0"),
-    pytest.param(["--htk-compat", "--no-energy"], {"htk_compat": True, "use_energy": False}, id="htk-c0"),
-    pytest.param(["--lifter", "0", "--n-mfcc", "20"], {"cepstral_lifter": 0.0, "num_ceps": 20}, id="no-lifter-20"),
-])
+@pytest.mark.parametrize(
+    "args, kw",
+    KALDI_CASES[:3]
+    + [
+        pytest.param(["--no-energy"], {"use_energy": False}, id="c0"),
+        pytest.param(["--htk-compat", "--no-energy"], {"htk_compat": True, "use_energy": False}, id="htk-c0"),
+        pytest.param(["--lifter", "0", "--n-mfcc", "20"], {"cepstral_lifter": 0.0, "num_ceps": 20}, id="no-lifter-20"),
+    ],
+)
 def test_mfcc_compat_kaldi_is_kaldi_mfcc(cli, tmp_path, name, sr, args, kw):
     x = signal(name, sr)
     ours, meta = run_npy(cli, x, sr, tmp_path, "mfcc", "--compat", "kaldi", *args)
@@ -172,8 +185,11 @@ def test_kaldi_dither_is_seeded(cli, tmp_path):
 def test_kaldi_refuses_what_kaldi_has_not(cli, tmp_path):
     wav = write(tmp_path / "x.wav", speech()[:8000])
     for args, match in [
-        (["--center"], "--center"), (["--log", "db"], "--log db"), (["--mel-scale", "slaney"], "--mel-scale"),
-        (["--window", "kaiser"], "--window must be one of povey"), (["--nfft", "1000"], "--nfft must be"),
+        (["--center"], "--center"),
+        (["--log", "db"], "--log db"),
+        (["--mel-scale", "slaney"], "--mel-scale"),
+        (["--window", "kaiser"], "--window must be one of povey"),
+        (["--nfft", "1000"], "--nfft must be"),
         (["--window-position", "center"], "window at the frame start"),
     ]:
         code, _, err = cli("mel", wav, "--npy", tmp_path / "o.npy", "--compat", "kaldi", *args)
@@ -224,8 +240,7 @@ def test_librosa_preset_mfcc_and_deltas(cli, tmp_path, sr):
     ref = librosa.feature.mfcc(y=x.astype(np.float64), sr=sr)
     assert M.shape == ref.shape == (20, ref.shape[1])
     assert rel(M, ref) <= 1e-5
-    D, meta = run_npy(cli, x, sr, tmp_path, "mfcc", "--compat", "librosa", "--deltas", "2", "--delta-method", "librosa",
-                      name="d")
+    D, meta = run_npy(cli, x, sr, tmp_path, "mfcc", "--compat", "librosa", "--deltas", "2", "--delta-method", "librosa", name="d")
     stacked = np.concatenate([ref, librosa.feature.delta(ref), librosa.feature.delta(ref, order=2)])
     assert D.shape == stacked.shape
     for block in range(3):
@@ -249,7 +264,7 @@ def torch_like_power(x: np.ndarray, n_fft: int = 400, hop: int = 200) -> np.ndar
     pad = np.pad(x.astype(np.float64), n_fft // 2, mode="reflect")
     n = 1 + (pad.size - n_fft) // hop
     w = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n_fft) / n_fft)
-    frames = np.stack([pad[m * hop: m * hop + n_fft] * w for m in range(n)], axis=1)
+    frames = np.stack([pad[m * hop : m * hop + n_fft] * w for m in range(n)], axis=1)
     return np.abs(np.fft.rfft(frames, axis=0)) ** 2
 
 
@@ -318,8 +333,7 @@ def test_torchaudio_preset_against_stored_torchaudio_arrays(cli, tmp_path):
 # --------------------------------------------------------------------------------------------
 def test_explicit_flags_override_the_preset(cli, tmp_path):
     x = speech()
-    M, meta = run_npy(cli, x, 16000, tmp_path, "mel", "--compat", "librosa", "--n-mels", "40", "--hop", "256",
-                      "--scale", "power")
+    M, meta = run_npy(cli, x, 16000, tmp_path, "mel", "--compat", "librosa", "--n-mels", "40", "--hop", "256", "--scale", "power")
     S = librosa.feature.melspectrogram(y=x.astype(np.float64), sr=16000, n_mels=40, hop_length=256)
     assert M.shape == S.shape and rel(M, S) <= 1e-5 and meta["hop_length"] == 256
 
@@ -375,8 +389,22 @@ def test_streamed_deltas_and_cmvn_equal_the_whole_array(cli, tmp_path, method, c
 
     x = long_signal()
     base, _ = run_npy(cli, x, 16000, tmp_path, "mel", "--compat", "kaldi", name="base")
-    out, meta = run_npy(cli, x, 16000, tmp_path, "mel", "--compat", "kaldi", "--deltas", "2", "--delta-method", method,
-                        "--cmvn", cmvn, name="feat")
+    out, meta = run_npy(
+        cli,
+        x,
+        16000,
+        tmp_path,
+        "mel",
+        "--compat",
+        "kaldi",
+        "--deltas",
+        "2",
+        "--delta-method",
+        method,
+        "--cmvn",
+        cmvn,
+        name="feat",
+    )
     y = base.astype(np.float64)
     if cmvn != "none":
         y = cmvn_fn(y, mode=cmvn, axis=-1)

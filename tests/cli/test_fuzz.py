@@ -28,8 +28,12 @@ def _seeds() -> dict[str, bytes]:
     rng = np.random.default_rng(11)
     x = 0.3 * rng.standard_normal((4000, 2))
     seeds = {}
-    for name, fmt, subtype in (("pcm16.wav", "WAV", "PCM_16"), ("float.wav", "WAV", "FLOAT"), ("x.flac", "FLAC", "PCM_16"),
-                               ("rf64.wav", "RF64", "PCM_24")):
+    for name, fmt, subtype in (
+        ("pcm16.wav", "WAV", "PCM_16"),
+        ("float.wav", "WAV", "FLOAT"),
+        ("x.flac", "FLAC", "PCM_16"),
+        ("rf64.wav", "RF64", "PCM_24"),
+    ):
         buf = io.BytesIO()
         sf.write(buf, x, 16000, format=fmt, subtype=subtype)
         seeds[name] = buf.getvalue()

@@ -28,7 +28,9 @@ def test_writes_a_wav_file(cli, tmp_path, listing, monkeypatch):
 
 def test_rate_duration_in_samples_and_subtype(cli, tmp_path):
     path = tmp_path / "y.wav"
-    code, out, err = cli("generate", "sine:440", "--rate", "8k", "--dur", "400", "--subtype", "pcm_16", "--channels", "2", "-o", path)
+    code, out, err = cli(
+        "generate", "sine:440", "--rate", "8k", "--dur", "400", "--subtype", "pcm_16", "--channels", "2", "-o", path
+    )
     assert (code, out, err) == (0, f"{path}\n", "")
     info = sf.info(path)
     assert (info.samplerate, info.frames, info.channels, info.subtype) == (8000, 400, 2, "PCM_16")
@@ -125,11 +127,18 @@ def test_ctrl_c_midway_leaves_nothing(cli, tmp_path, listing, monkeypatch):
     assert listing() == []
 
 
-@pytest.mark.parametrize(("signum", "code", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    ("signum", "code", "word"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    ids=["SIGINT", "SIGTERM"],
+)
 def test_real_signal_leaves_nothing(tmp_path, listing, signum, code, word):
     proc = subprocess.Popen(
         [sys.executable, "-m", "audiokit", "generate", "noise", "--dur", "600s", "--rate", "16k", "-o", "long.wav"],
-        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 20
     while not any(name.startswith(".long.wav.") for name in listing()):  # the temp file exists: writing has begun
@@ -151,10 +160,16 @@ def test_real_signal_leaves_nothing(tmp_path, listing, signum, code, word):
     ("args", "message"),
     [
         (["--dur", "abc"], "error: --dur: invalid duration 'abc': use e.g. 25ms, 0.025s or a whole number of samples like 400\n"),
-        (["--dur", "2.5"], "error: --dur: invalid duration '2.5': a bare number means samples and must be whole; add s or ms for time\n"),
+        (
+            ["--dur", "2.5"],
+            "error: --dur: invalid duration '2.5': a bare number means samples and must be whole; add s or ms for time\n",
+        ),
         (["--dur", "1e99999999s"], "error: --dur: invalid duration '1e99999999s': number too long or exponent out of range\n"),
         (["--rate", "0"], "error: --rate: invalid frequency '0': must be > 0\n"),
-        (["--subtype", "PCM_12"], "error: --subtype: unknown subtype 'PCM_12' (allowed: PCM_U8, PCM_16, PCM_24, PCM_32, FLOAT, DOUBLE)\n"),
+        (
+            ["--subtype", "PCM_12"],
+            "error: --subtype: unknown subtype 'PCM_12' (allowed: PCM_U8, PCM_16, PCM_24, PCM_32, FLOAT, DOUBLE)\n",
+        ),
     ],
     ids=["dur-text", "dur-fractional-samples", "dur-huge-exponent", "rate-zero", "subtype"],
 )

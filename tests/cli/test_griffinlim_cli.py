@@ -184,8 +184,13 @@ def edit(npy: Path, change) -> None:
         (lambda npy: npy.write_bytes(b""), "not a readable .npy array"),
         (lambda npy: np.save(npy, np.load(npy)[:, :-1]), "does not match its sidecar"),
         (lambda npy: np.save(npy, np.load(npy).astype(np.complex64)), "'audiokit istft'"),
-        (lambda npy: np.save(npy, np.where(np.arange(np.load(npy).size).reshape(np.load(npy).shape) == 5, np.nan,
-                                           np.load(npy)).astype(np.float32)), "NaN or Inf"),
+        (
+            lambda npy: np.save(
+                npy,
+                np.where(np.arange(np.load(npy).size).reshape(np.load(npy).shape) == 5, np.nan, np.load(npy)).astype(np.float32),
+            ),
+            "NaN or Inf",
+        ),
         (lambda npy: np.save(npy, -np.load(npy)), "magnitude values must be >= 0"),
         (lambda npy: edit(npy, lambda m: {**m, "scale": "weird"}), "holds 'weird' values"),
         (lambda npy: edit(npy, lambda m: {k: v for k, v in m.items() if k != "hop_length"}), "sidecar has no 'hop_length'"),

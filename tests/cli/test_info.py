@@ -41,8 +41,20 @@ def test_json_for_one_file_is_an_object(cli, pcm_file):
     assert (report["sr"], report["channels"], report["frames"], report["duration_s"]) == (16000, 2, 1000, 0.0625)
     assert [set(level) for level in report["levels"]] == [LEVEL_KEYS, LEVEL_KEYS]
     first, second = report["levels"]
-    assert first == {"channel": 0, "peak_dbfs": round(20 * math.log10(0.25), 4), "rms_dbfs": round(20 * math.log10(0.25), 4), "dc_offset": 0.25, "clipped": 0}
-    assert second == {"channel": 1, "peak_dbfs": round(20 * math.log10(0.5), 4), "rms_dbfs": round(20 * math.log10(0.5), 4), "dc_offset": 0.0, "clipped": 0}
+    assert first == {
+        "channel": 0,
+        "peak_dbfs": round(20 * math.log10(0.25), 4),
+        "rms_dbfs": round(20 * math.log10(0.25), 4),
+        "dc_offset": 0.25,
+        "clipped": 0,
+    }
+    assert second == {
+        "channel": 1,
+        "peak_dbfs": round(20 * math.log10(0.5), 4),
+        "rms_dbfs": round(20 * math.log10(0.5), 4),
+        "dc_offset": 0.0,
+        "clipped": 0,
+    }
 
 
 def test_json_for_several_files_is_a_list(cli, pcm_file, tmp_path):

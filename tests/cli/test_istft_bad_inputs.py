@@ -41,8 +41,21 @@ def setting(key, value):
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        *[(without(key), f"sidecar has no '{key}'") for key in
-          ("sr", "win_length", "hop_length", "n_fft", "window", "periodic", "center", "pad_mode", "shape", "source_frames")],
+        *[
+            (without(key), f"sidecar has no '{key}'")
+            for key in (
+                "sr",
+                "win_length",
+                "hop_length",
+                "n_fft",
+                "window",
+                "periodic",
+                "center",
+                "pad_mode",
+                "shape",
+                "source_frames",
+            )
+        ],
         (lambda meta: [1, 2, 3], "not a complex STFT"),
         (lambda meta: 7, "not a complex STFT"),
         (setting("source_frames", 1e12), "'source_frames' is 1000000000000.0, not a JSON int"),

@@ -18,7 +18,9 @@ def wav(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("command", [("info",), ("mel", "--npy", "m.npy"), ("resample", "--to", "8k"), ("quantize", "--bits", "8")])
+@pytest.mark.parametrize(
+    "command", [("info",), ("mel", "--npy", "m.npy"), ("resample", "--to", "8k"), ("quantize", "--bits", "8")]
+)
 @pytest.mark.parametrize("flags", [("--channels", "1"), ("--rate", "8000"), ("--rate", "8k", "--channels", "2")])
 def test_raw_pcm_flags_on_a_file_with_a_header_are_refused(cli, wav, tmp_path, command, flags):
     args = [str(tmp_path / a) if a.endswith(".npy") else a for a in command[1:]]

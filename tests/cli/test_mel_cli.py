@@ -69,8 +69,17 @@ def test_mel_power_matches_librosa_htk_without_norm(cli, voice, tmp_path):
     librosa = pytest.importorskip("librosa")
     M = mel_npy(cli, voice, tmp_path / "m.npy", "--scale", "power", "--win", "400", "--hop", "160")
     expected = librosa.feature.melspectrogram(
-        y=samples(voice)[0], sr=SR, n_fft=400, hop_length=160, win_length=400, window="hann", center=False, power=2,
-        n_mels=80, htk=True, norm=None,
+        y=samples(voice)[0],
+        sr=SR,
+        n_fft=400,
+        hop_length=160,
+        win_length=400,
+        window="hann",
+        center=False,
+        power=2,
+        n_mels=80,
+        htk=True,
+        norm=None,
     )
     assert rel_err(M, expected) <= TOL
 
@@ -78,8 +87,18 @@ def test_mel_power_matches_librosa_htk_without_norm(cli, voice, tmp_path):
 def test_slaney_norm_and_centre_match_librosa_defaults(cli, voice, tmp_path):
     librosa = pytest.importorskip("librosa")
     M = mel_npy(
-        cli, voice, tmp_path / "m.npy", "--scale", "power", "--mel-scale", "slaney", "--norm", "slaney", "--center",
-        "--pad-mode", "constant",
+        cli,
+        voice,
+        tmp_path / "m.npy",
+        "--scale",
+        "power",
+        "--mel-scale",
+        "slaney",
+        "--norm",
+        "slaney",
+        "--center",
+        "--pad-mode",
+        "constant",
     )
     expected = librosa.feature.melspectrogram(y=samples(voice)[0], sr=SR, n_fft=400, hop_length=160, n_mels=80)
     assert M.shape == (80, 1 + SR // 160)
@@ -147,7 +166,11 @@ def test_filterbank_matrix_and_picture(cli, voice, tmp_path):
     assert png.read_bytes()[:8] == PNG_MAGIC and png_size(png.read_bytes()) == (1200, 600)
     meta = sidecar(npy)
     assert (meta["kind"], meta["shape"], meta["n_fft"], meta["mel_scale"], meta["norm"]) == (
-        "mel_filterbank", [80, 257], 512, "htk", "none"
+        "mel_filterbank",
+        [80, 257],
+        512,
+        "htk",
+        "none",
     )
 
 

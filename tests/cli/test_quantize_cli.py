@@ -18,9 +18,24 @@ SR = 48000
 BUSY_HZ = 997 * math.sqrt(2)  # not commensurate with SR: a uniform-like rounding error
 
 JSON_KEYS = {
-    "path", "output", "bits", "step", "dither", "noise_shape", "seed", "subtype", "sr", "channels", "frames",
-    "sqnr_db", "signal_rms_dbfs", "noise_rms_dbfs", "noise_density_dbfs_per_hz", "expected_noise_rms_dbfs",
-    "full_scale_sine_sqnr_db", "clipped",
+    "path",
+    "output",
+    "bits",
+    "step",
+    "dither",
+    "noise_shape",
+    "seed",
+    "subtype",
+    "sr",
+    "channels",
+    "frames",
+    "sqnr_db",
+    "signal_rms_dbfs",
+    "noise_rms_dbfs",
+    "noise_density_dbfs_per_hz",
+    "expected_noise_rms_dbfs",
+    "full_scale_sine_sqnr_db",
+    "clipped",
 }
 
 
@@ -52,8 +67,20 @@ def busy(tmp_path, rng):
 # --------------------------------------------------------------------------- the grid
 
 
-@pytest.mark.parametrize(("bits", "subtype"), [(2, "PCM_U8"), (4, "PCM_U8"), (8, "PCM_U8"), (9, "PCM_16"), (12, "PCM_16"),
-                                               (16, "PCM_16"), (17, "PCM_24"), (20, "PCM_24"), (24, "PCM_24")])
+@pytest.mark.parametrize(
+    ("bits", "subtype"),
+    [
+        (2, "PCM_U8"),
+        (4, "PCM_U8"),
+        (8, "PCM_U8"),
+        (9, "PCM_16"),
+        (12, "PCM_16"),
+        (16, "PCM_16"),
+        (17, "PCM_24"),
+        (20, "PCM_24"),
+        (24, "PCM_24"),
+    ],
+)
 @pytest.mark.parametrize("noise_shape", ["none", "first"])
 def test_file_holds_exactly_the_b_bit_grid_in_the_smallest_pcm(cli, busy, tmp_path, bits, subtype, noise_shape):
     out = tmp_path / "out.wav"
@@ -115,13 +142,39 @@ def test_undithered_sqnr_of_a_full_scale_sine_is_6_02b_plus_1_76(cli, tmp_path, 
 
 def test_json_fields(cli, busy, tmp_path):
     out = tmp_path / "o.wav"
-    code, report, err = quantize_json(cli, busy, "--bits", "10", "--dither", "rpdf", "--noise-shape", "first",
-                                      "--seed", "3", "-o", out)
+    code, report, err = quantize_json(
+        cli, busy, "--bits", "10", "--dither", "rpdf", "--noise-shape", "first", "--seed", "3", "-o", out
+    )
     assert (code, err) == (0, "")
-    assert {k: report[k] for k in ("path", "output", "bits", "step", "dither", "noise_shape", "seed", "subtype", "sr",
-                                   "channels", "frames", "clipped")} == {
-        "path": str(busy), "output": str(out), "bits": 10, "step": 2**-9, "dither": "rpdf", "noise_shape": "first",
-        "seed": 3, "subtype": "PCM_16", "sr": SR, "channels": 2, "frames": 6000, "clipped": 0,
+    assert {
+        k: report[k]
+        for k in (
+            "path",
+            "output",
+            "bits",
+            "step",
+            "dither",
+            "noise_shape",
+            "seed",
+            "subtype",
+            "sr",
+            "channels",
+            "frames",
+            "clipped",
+        )
+    } == {
+        "path": str(busy),
+        "output": str(out),
+        "bits": 10,
+        "step": 2**-9,
+        "dither": "rpdf",
+        "noise_shape": "first",
+        "seed": 3,
+        "subtype": "PCM_16",
+        "sr": SR,
+        "channels": 2,
+        "frames": 6000,
+        "clipped": 0,
     }
     # rpdf: q²/6, doubled by first-order shaping = q²/3
     assert report["expected_noise_rms_dbfs"] == pytest.approx(10 * math.log10(2**-18 / 3), abs=1e-3)
@@ -184,7 +237,9 @@ def test_silent_input_gives_null_sqnr(cli, tmp_path):
     src = write(tmp_path / "z.wav", np.zeros((1, 100)))
     code, report, _ = quantize_json(cli, src, "--bits", "8", "--dither", "none", "-o", tmp_path / "o.wav")
     assert code == 0
-    assert (report["sqnr_db"], report["signal_rms_dbfs"], report["noise_rms_dbfs"], report["noise_density_dbfs_per_hz"]) == (None,) * 4
+    assert (report["sqnr_db"], report["signal_rms_dbfs"], report["noise_rms_dbfs"], report["noise_density_dbfs_per_hz"]) == (
+        None,
+    ) * 4
     code, stdout, err = cli("quantize", src, "--bits", "8", "--dither", "none", "-o", tmp_path / "o.wav")
     assert "SQNR inf dB, noise -inf dBFS RMS" in err
 
@@ -223,8 +278,22 @@ def test_dash_o_writes_wav_bytes_only(run, busy):
 
 def test_raw_pcm_on_stdin_with_json(run, tmp_path):
     codes = np.arange(-1000, 1000, 7, dtype="<i2")
-    code, stdout, err = run("quantize", "-", "--format", "s16le", "--rate", "8k", "--bits", "12", "--dither", "none",
-                            "--json", "-o", "o.wav", stdin=codes.tobytes())
+    code, stdout, err = run(
+        "quantize",
+        "-",
+        "--format",
+        "s16le",
+        "--rate",
+        "8k",
+        "--bits",
+        "12",
+        "--dither",
+        "none",
+        "--json",
+        "-o",
+        "o.wav",
+        stdin=codes.tobytes(),
+    )
     assert code == 0 and err == ""
     report = json.loads(stdout)
     assert (report["path"], report["output"], report["sr"], report["frames"]) == ("-", "o.wav", 8000, len(codes))
@@ -256,8 +325,10 @@ def test_fix_nonfinite(cli, tmp_path):
         (["--bits", "1"], "error: --bits: 1 is outside 2..24\n"),
         (["--bits", "25"], "error: --bits: 25 is outside 2..24\n"),
         (["--bits", "8", "--dither", "gauss"], "error: --dither: unknown dither 'gauss' (allowed: tpdf, rpdf, none)\n"),
-        (["--bits", "8", "--noise-shape", "second"],
-         "error: --noise-shape: unknown noise shaping 'second' (allowed: none, first)\n"),
+        (
+            ["--bits", "8", "--noise-shape", "second"],
+            "error: --noise-shape: unknown noise shaping 'second' (allowed: none, first)\n",
+        ),
         (["--bits", "8", "--subtype", "PCM_12"], "error: --subtype: unknown subtype 'PCM_12'"),
         (["--bits", "8", "--seed", "-1"], "error: --seed: -1 is negative; give a whole number >= 0\n"),
     ],
@@ -288,8 +359,21 @@ def test_missing_input_exit_3(cli, tmp_path):
 def test_help_lists_every_option(cli):
     code, stdout, _ = cli("quantize", "--help")
     assert code == 0
-    for option in ("--bits", "--output", "--dither", "--noise-shape", "--seed", "--subtype", "--json", "--rate",
-                   "--format", "--channels", "--fix-nonfinite", "--quiet", "--debug"):
+    for option in (
+        "--bits",
+        "--output",
+        "--dither",
+        "--noise-shape",
+        "--seed",
+        "--subtype",
+        "--json",
+        "--rate",
+        "--format",
+        "--channels",
+        "--fix-nonfinite",
+        "--quiet",
+        "--debug",
+    ):
         assert option in stdout
 
 

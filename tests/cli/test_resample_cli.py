@@ -86,7 +86,8 @@ def test_very_high_and_high_differ_and_both_match_the_core(cli, tmp_path, rng):
 
 
 @pytest.mark.parametrize(
-    ("sr_in", "to", "sr_out"), [(44100, "16k", 16000), (48000, "44.1kHz", 44100), (44100, "37993", 37993), (8000, "22.05k", 22050)]
+    ("sr_in", "to", "sr_out"),
+    [(44100, "16k", 16000), (48000, "44.1kHz", 44100), (44100, "37993", 37993), (8000, "22.05k", 22050)],
 )
 @pytest.mark.parametrize("n", [1001, 4410])
 def test_length_rule_and_subtype_as_input(cli, tmp_path, rng, sr_in, to, sr_out, n):
@@ -139,8 +140,10 @@ def test_no_filter_takes_9khz_at_48k_to_7khz_at_16k(cli, tmp_path):
     assert np.max(np.abs(z[200:-200])) < 1e-5  # the band-limited path removes it (edges: transient)
 
 
-@pytest.mark.parametrize(("sr_in", "sr_out", "n"), [(48000, 16000, 1000), (16000, 44100, 1601), (44100, 37993, 2 * 44100 + 7),
-                                                     (44100, 16000, 44101), (48000, 16000, 301)])
+@pytest.mark.parametrize(
+    ("sr_in", "sr_out", "n"),
+    [(48000, 16000, 1000), (16000, 44100, 1601), (44100, 37993, 2 * 44100 + 7), (44100, 16000, 44101), (48000, 16000, 301)],
+)
 def test_no_filter_streamed_in_chunks_equals_one_shot(cli, tmp_path, rng, monkeypatch, sr_in, sr_out, n):
     monkeypatch.setattr("audiokit.pipelines.resample.BLOCK_SAMPLES", 100)
     x = rng.uniform(-1, 1, (2, n))
@@ -164,8 +167,16 @@ def test_filtered_stream_in_small_blocks_equals_one_shot(cli, tmp_path, rng, mon
 # --------------------------------------------------------------------------- paths, stdin, stdout
 
 
-@pytest.mark.parametrize(("to", "name"), [("16k", "tone.16k.wav"), ("22050", "tone.22.05k.wav"), ("44.1kHz", "tone.44.1k.wav"),
-                                          ("37993", "tone.37.993k.wav"), ("800", "tone.800Hz.wav")])
+@pytest.mark.parametrize(
+    ("to", "name"),
+    [
+        ("16k", "tone.16k.wav"),
+        ("22050", "tone.22.05k.wav"),
+        ("44.1kHz", "tone.44.1k.wav"),
+        ("37993", "tone.37.993k.wav"),
+        ("800", "tone.800Hz.wav"),
+    ],
+)
 def test_default_output_is_beside_the_input_and_printed(cli, tone_44k, to, name):
     code, stdout, err = cli("resample", tone_44k, "--to", to)
     assert (code, err) == (0, "")
@@ -254,7 +265,10 @@ def test_normalize_scales_the_overshoot_down_to_full_scale(cli, square, tmp_path
     y = _expected(square).astype(np.float64)
     peak = np.abs(y).max()
     assert code == 0 and "warning" not in err
-    assert err == f"{out}: resampled peak {20 * math.log10(peak):+.2f} dBFS; --normalize applies a gain of {20 * math.log10(top / peak):.2f} dB\n"
+    assert (
+        err
+        == f"{out}: resampled peak {20 * math.log10(peak):+.2f} dBFS; --normalize applies a gain of {20 * math.log10(top / peak):.2f} dB\n"
+    )
     got, _ = sf.read(out, dtype="float64", always_2d=True)
     assert np.abs(got).max() == pytest.approx(top, abs=2**-23)
     assert np.abs(got).max() <= top
@@ -312,7 +326,10 @@ def test_fix_nonfinite(cli, tmp_path):
         (["--to", "44.1"], "error: --to: invalid sample rate '44.1': must be a whole number of Hz"),
         (["--to", "0"], "error: --to: invalid frequency '0': must be > 0"),
         (["--to", "50"], "error: --to: 50 Hz is outside the accepted range 100..3072000 Hz"),
-        (["--to", "16k", "--quality", "best"], "error: --quality: unknown quality 'best' (allowed: very-high, high, medium, low, quick)"),
+        (
+            ["--to", "16k", "--quality", "best"],
+            "error: --quality: unknown quality 'best' (allowed: very-high, high, medium, low, quick)",
+        ),
         (["--to", "16k", "--quality", "high", "--no-filter"], "error: --quality has no effect with --no-filter"),
         (["--to", "16k", "--subtype", "PCM_12"], "error: --subtype: unknown subtype 'PCM_12'"),
         ([], "Missing option '--to'"),
@@ -347,8 +364,20 @@ def test_missing_input_exit_3(cli, tmp_path):
 def test_help_lists_every_option(cli):
     code, stdout, _ = cli("resample", "--help")
     assert code == 0
-    for option in ("--to", "--output", "--quality", "--no-filter", "--normalize", "--subtype", "--rate", "--format",
-                   "--channels", "--fix-nonfinite", "--quiet", "--debug"):
+    for option in (
+        "--to",
+        "--output",
+        "--quality",
+        "--no-filter",
+        "--normalize",
+        "--subtype",
+        "--rate",
+        "--format",
+        "--channels",
+        "--fix-nonfinite",
+        "--quiet",
+        "--debug",
+    ):
         assert option in stdout
 
 

@@ -59,8 +59,11 @@ def _argv(command: str, src: Path, out: Path) -> list[str]:
 
 def _run(argv: list[str], cwd: Path, signum: int | None = None, after: float = 0.0) -> tuple[int, bytes, str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "audiokit", *argv], cwd=cwd, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "audiokit", *argv],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     if signum is not None:
         time.sleep(after)

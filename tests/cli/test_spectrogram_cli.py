@@ -160,8 +160,21 @@ def test_sidecar_durations_in_samples_and_fields(cli, tone, tmp_path):
     meta = sidecar(npy)
     S = np.load(npy)
     assert S.dtype == np.float32 and list(S.shape) == meta["shape"] == [201, 98]
-    for key in ("sr", "win_length", "hop_length", "n_fft", "window", "center", "scale", "ref", "ref_db", "top_db",
-                "frame_time_s", "audiokit_version", "shape"):
+    for key in (
+        "sr",
+        "win_length",
+        "hop_length",
+        "n_fft",
+        "window",
+        "center",
+        "scale",
+        "ref",
+        "ref_db",
+        "top_db",
+        "frame_time_s",
+        "audiokit_version",
+        "shape",
+    ):
         assert key in meta, key
     assert (meta["sr"], meta["win_length"], meta["hop_length"], meta["n_fft"]) == (16000, 400, 160, 400)
     assert (meta["window"], meta["periodic"], meta["center"], meta["dtype"]) == ("hann", True, False, "float32")
@@ -318,8 +331,19 @@ def test_png_and_npy_together(cli, tone, tmp_path):
         (["--npy", "out.dat"], r"--npy: '.*out\.dat' must end in \.npy"),
         (["--top-db", "-1"], r"--top-db.*greater than or equal to 0"),
     ],
-    ids=["nfft<win", "window", "scale", "ref-word", "ref-zero", "size-word", "size-range", "pad-mode", "fmin>fmax",
-         "npy-suffix", "top-db<0"],
+    ids=[
+        "nfft<win",
+        "window",
+        "scale",
+        "ref-word",
+        "ref-zero",
+        "size-word",
+        "size-range",
+        "pad-mode",
+        "fmin>fmax",
+        "npy-suffix",
+        "top-db<0",
+    ],
 )
 def test_bad_parameters_exit_2_and_write_nothing(cli, tone, tmp_path, listing, args, message):
     before = listing()

@@ -288,7 +288,10 @@ def test_mix_averages_the_channels(cli, stereo):
 
 @pytest.mark.parametrize(
     "args, message",
-    [(["--channel", "5"], r"--channel 5: the input has 2 channel\(s\) \(0\.\.1\)"), (["--channel", "0", "--mix"], "exclude each other")],
+    [
+        (["--channel", "5"], r"--channel 5: the input has 2 channel\(s\) \(0\.\.1\)"),
+        (["--channel", "0", "--mix"], "exclude each other"),
+    ],
 )
 def test_bad_channel_choice_exits_2(cli, stereo, args, message):
     code, out, err = cli("spectrum", stereo, *args)
@@ -326,7 +329,9 @@ def test_stdin_wav(run, three):
     rep = json.loads(out)
     assert rep["path"] == "-" and rep["n"] == SR
     assert [(round(p["freq_hz"]), p["amplitude"]) for p in peaks_of(rep)] == [
-        (50, pytest.approx(1.0, rel=REL)), (120, pytest.approx(0.5, rel=REL)), (300, pytest.approx(0.25, rel=REL)),
+        (50, pytest.approx(1.0, rel=REL)),
+        (120, pytest.approx(0.5, rel=REL)),
+        (300, pytest.approx(0.25, rel=REL)),
     ]
 
 

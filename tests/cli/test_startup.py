@@ -23,8 +23,14 @@ HEAVY = ("numpy", "scipy", "matplotlib", "pyfftw", "soundfile")
 
 def _imported(args: list[str], cwd: Path) -> set[str]:
     """Top-level names of the modules ``python -X importtime -m audiokit ARGS`` imported (exit code 0 asserted)."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "audiokit", *args], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, "COLUMNS": "100"}, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "audiokit", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "100"},
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     names = set()
     for line in proc.stderr.splitlines():
@@ -81,8 +87,35 @@ def test_root_help_lists_every_command_without_loading_them(cli):
         assert re.search(rf"│ {name} +{re.escape(summary[:40])}", out), name
 
 
-SAMPLES = ["0", "1", "80", "-3", "007", "+5", " 5", "5 ", "1.5", "-0.25", "1e3", ".5", "5.", "1_000", "inf", "nan",
-           "-nan", "abc", "", "99999999999999999999999", "1024", "1025", "20000", "0x10", "٣", "80.0", "-0"]
+SAMPLES = [
+    "0",
+    "1",
+    "80",
+    "-3",
+    "007",
+    "+5",
+    " 5",
+    "5 ",
+    "1.5",
+    "-0.25",
+    "1e3",
+    ".5",
+    "5.",
+    "1_000",
+    "inf",
+    "nan",
+    "-nan",
+    "abc",
+    "",
+    "99999999999999999999999",
+    "1024",
+    "1025",
+    "20000",
+    "0x10",
+    "٣",
+    "80.0",
+    "-0",
+]
 
 
 def _outcome(runtime, value, param, ctx):
@@ -117,23 +150,30 @@ def test_fast_conversion_equals_typers_for_every_plain_parameter():
                 values = [None, [], ["a.wav", "b.wav"], ("x",)]
             for value in values:
                 assert _outcome(param._runtime_param, value, param, ctx) == _outcome(typer_way, value, param, ctx), (
-                    command.name, param.name, value)
+                    command.name,
+                    param.name,
+                    value,
+                )
                 checked += 1
     assert checked > 500
 
 
 def test_fftw_backend_imports_no_pyfftw_interfaces_nor_scipy_fft():
     pytest.importorskip("pyfftw")
-    code = ("import sys, numpy as np; from audiokit.engine import get_backend; b = get_backend('fftw'); "
-            "b.rfft(np.ones((2, 400), np.float32)); "
-            "print(sorted(m for m in ('scipy.fft', 'scipy.fftpack', 'pyfftw.interfaces', 'dask') if m in sys.modules))")
+    code = (
+        "import sys, numpy as np; from audiokit.engine import get_backend; b = get_backend('fftw'); "
+        "b.rfft(np.ones((2, 400), np.float32)); "
+        "print(sorted(m for m in ('scipy.fft', 'scipy.fftpack', 'pyfftw.interfaces', 'dask') if m in sys.modules))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[]"
     # and the full package still works afterwards, on the same extension
-    code = ("import numpy as np; from audiokit.engine import get_backend; get_backend('fftw'); import pyfftw, sys; "
-            "assert pyfftw.FFTW is sys.modules['pyfftw.pyfftw'].FFTW; a = pyfftw.empty_aligned(8, 'float64'); a[:] = 1; "
-            "print(pyfftw.interfaces.numpy_fft.rfft(a)[0].real)")
+    code = (
+        "import numpy as np; from audiokit.engine import get_backend; get_backend('fftw'); import pyfftw, sys; "
+        "assert pyfftw.FFTW is sys.modules['pyfftw.pyfftw'].FFTW; a = pyfftw.empty_aligned(8, 'float64'); a[:] = 1; "
+        "print(pyfftw.interfaces.numpy_fft.rfft(a)[0].real)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "8.0"

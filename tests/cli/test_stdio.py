@@ -44,7 +44,10 @@ def test_full_stdout_is_an_output_error(wav, tmp_path):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
     done = shell(ak("info", wav, "--json") + " > /dev/full", tmp_path)
-    assert done.returncode == 4 and done.stderr == "error: standard output: disk full (no space left on device); nothing was written\n"
+    assert (
+        done.returncode == 4
+        and done.stderr == "error: standard output: disk full (no space left on device); nothing was written\n"
+    )
 
 
 def test_closed_stderr_keeps_errors_off_stdout(tmp_path):
@@ -74,7 +77,9 @@ def test_full_temp_folder_with_stdout_output_says_disk_full(wav, tmp_path):
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(tmp)], capture_output=True).returncode:
         pytest.skip("cannot mount tmpfs here")
     try:  # stdout redirected to a regular file is spooled in TMPDIR first
-        done = shell(f'TMPDIR="{tmp}" ' + ak("resample", wav, "--to", "16k", "--subtype", "FLOAT", "-o", "-") + " > out.wav", tmp_path)
+        done = shell(
+            f'TMPDIR="{tmp}" ' + ak("resample", wav, "--to", "16k", "--subtype", "FLOAT", "-o", "-") + " > out.wav", tmp_path
+        )
         assert done.returncode == 4 and "disk full" in done.stderr and "System error" not in done.stderr
     finally:
         subprocess.run(["umount", str(tmp)], check=False)

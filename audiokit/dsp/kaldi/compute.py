@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import fields, replace
+from typing import Any
 
 import numpy as np
 
@@ -59,14 +60,15 @@ class _Computer:
         for row in bank:
             nz = np.flatnonzero(row)
             lo, hi = int(nz[0]), int(nz[-1]) + 1
-            self.bands.append((lo, hi, row[lo:hi].astype(self.dtype),
-                               np.repeat(row[lo:hi], 2).astype(self.dtype)))  # (re, im) interleaved
+            self.bands.append(
+                (lo, hi, row[lo:hi].astype(self.dtype), np.repeat(row[lo:hi], 2).astype(self.dtype))
+            )  # (re, im) interleaved
         self.need_raw = options.use_energy and options.raw_energy
         self.g = math.gcd(self.W, self.H)
         self.ones_g = np.ones(self.g)
         # A cached zero-copy plan when the backend has them (the frames are written straight into
         # its input buffer); else backend.rfft on a padded block.
-        self.plan = self.backend.real_plan(self.N, _BLOCK_FRAMES, self.dtype) if hasattr(self.backend, "real_plan") else None
+        self.plan: Any = self.backend.real_plan(self.N, _BLOCK_FRAMES, self.dtype) if hasattr(self.backend, "real_plan") else None
         self.log_energy_floor = math.log(_f32(options.energy_floor)) if options.energy_floor > 0 else None
         if self.is_mfcc:
             assert isinstance(options, MfccOptions)
@@ -102,8 +104,9 @@ class _Computer:
                 s2 = c2[rel + W] - c2[rel]
         return s1 * scale, (None if s2 is None else s2 * (scale * scale))
 
-    def frames_block(self, raw: np.ndarray | None, span: np.ndarray | None, count: int,
-                     rng: np.random.Generator | None) -> np.ndarray:
+    def frames_block(
+        self, raw: np.ndarray | None, span: np.ndarray | None, count: int, rng: np.random.Generator | None
+    ) -> np.ndarray:
         """Features of a block of ``count`` frames, ``(count, dim)``.
 
         Either ``raw``, the (count, W) frames in the caller's units (gathered edge frames), or
@@ -115,12 +118,19 @@ class _Computer:
             return self._frames_block(raw, span, count, rng, np.zeros((count, self.N), dtype=self.dtype), None)
         with plan:  # the plan's buffers are shared by every user of the backend
             if plan.owner is not self:  # zero the padding columns once per ownership
-                plan.input[:, self.W:] = 0.0
+                plan.input[:, self.W :] = 0.0
                 plan.owner = self
             return self._frames_block(raw, span, count, rng, plan.input[:count], plan)
 
-    def _frames_block(self, raw: np.ndarray | None, span: np.ndarray | None, count: int,
-                      rng: np.random.Generator | None, work: np.ndarray, plan: object) -> np.ndarray:
+    def _frames_block(
+        self,
+        raw: np.ndarray | None,
+        span: np.ndarray | None,
+        count: int,
+        rng: np.random.Generator | None,
+        work: np.ndarray,
+        plan: Any,
+    ) -> np.ndarray:
         o, W, N, c, H = self.opts, self.W, self.N, self.c, self.H
         B = count
         dt = self.dtype
@@ -142,7 +152,7 @@ class _Computer:
                 e[0] = 0.0
                 ev = np.lib.stride_tricks.sliding_window_view(e, W)[::H]
                 np.subtract(ev, ((1.0 - c) * mean).astype(dt)[:, None], out=frame)
-                frame[:, 0] = ((1.0 - c) * (x64[: (B - 1) * H + 1: H] * self.scale - mean)).astype(dt)
+                frame[:, 0] = ((1.0 - c) * (x64[: (B - 1) * H + 1 : H] * self.scale - mean)).astype(dt)
             else:
                 xv = np.lib.stride_tricks.sliding_window_view(x, W)[::H]
                 np.multiply(xv, self.scale, out=frame)
@@ -176,7 +186,7 @@ class _Computer:
             np.square(sv, out=sv)
             mel_t = np.empty((len(self.bands), B), dtype=dt)
             for j, (lo, hi, _, w2) in enumerate(self.bands):
-                np.dot(sv[:, 2 * lo: 2 * hi], w2, out=mel_t[j])
+                np.dot(sv[:, 2 * lo : 2 * hi], w2, out=mel_t[j])
             mel = mel_t.T
         else:
             mag = np.abs(spec[:, : N // 2]).astype(dt)
@@ -244,9 +254,15 @@ class KaldiFeatureStream:
     ``W`` samples (left reflection) and at most ``W + H`` trailing samples.
     """
 
-    def __init__(self, options: Options, *, sample_scale: float = DEFAULT_SAMPLE_SCALE,
-                 seed: int | np.random.Generator | None = None, dtype: object = np.float64,
-                 fft: object = None):
+    def __init__(
+        self,
+        options: Options,
+        *,
+        sample_scale: float = DEFAULT_SAMPLE_SCALE,
+        seed: int | np.random.Generator | None = None,
+        dtype: Any = np.float64,
+        fft: object = None,
+    ):
         if not isinstance(options, (FbankOptions, MfccOptions)):
             raise ParameterError(f"options must be FbankOptions or MfccOptions, got {type(options).__name__}")
         self._c = _Computer(options, sample_scale=sample_scale, dtype=np.dtype(dtype), fft=fft)
@@ -306,7 +322,7 @@ class KaldiFeatureStream:
         first = self._next
         while self._next < end:
             count = min(_BLOCK_FRAMES, end - self._next)
-            out[self._next - first: self._next - first + count] = self._block(self._next, count, n_total)
+            out[self._next - first : self._next - first + count] = self._block(self._next, count, n_total)
             self._next += count
         return out
 
@@ -316,7 +332,7 @@ class KaldiFeatureStream:
         lo, hi = int(starts[0]), int(starts[-1]) + c.W
         b0, b1 = self._buf_offset, self._buf_offset + self._buf.size
         if lo >= b0 and hi <= b1:  # all inside the buffer: views
-            return c.frames_block(None, self._buf[lo - b0: hi - b0], count, self._rng)
+            return c.frames_block(None, self._buf[lo - b0 : hi - b0], count, self._rng)
         # edge frames: gather with Kaldi's reflection
         idx = starts[:, None] + np.arange(c.W)[None, :]
         if n_total is not None:
@@ -368,12 +384,22 @@ def _options_for(kind: type, options: Options | None, sr: float | None, override
     if sr is not None and check_real(sr, "sr", positive=True) != base.samp_freq:
         raise ParameterError(
             f"sr {sr!r} Hz does not match samp_freq {base.samp_freq!r} Hz of the options "
-            "(Kaldi refuses a mismatch too; resample first)")
+            "(Kaldi refuses a mismatch too; resample first)"
+        )
     return base
 
 
-def _compute(kind: type, samples: np.ndarray, options: Options | None, sr: float | None, sample_scale: float,
-             seed: int | np.random.Generator | None, dtype: object, fft: object, overrides: dict) -> np.ndarray:
+def _compute(
+    kind: type,
+    samples: np.ndarray,
+    options: Options | None,
+    sr: float | None,
+    sample_scale: float,
+    seed: int | np.random.Generator | None,
+    dtype: object,
+    fft: object,
+    overrides: dict,
+) -> np.ndarray:
     opts = _options_for(kind, options, sr, overrides)
     x = np.asarray(samples)
     if x.ndim == 0:
@@ -391,9 +417,17 @@ def _compute(kind: type, samples: np.ndarray, options: Options | None, sr: float
     return res.reshape(lead + res.shape[1:]) if x.ndim > 1 else res[0]
 
 
-def kaldi_fbank(samples: np.ndarray, *, options: FbankOptions | None = None, sr: float | None = None,
-                sample_scale: float = DEFAULT_SAMPLE_SCALE, seed: int | np.random.Generator | None = None,
-                dtype: object = np.float64, fft: object = None, **overrides: object) -> np.ndarray:
+def kaldi_fbank(
+    samples: np.ndarray,
+    *,
+    options: FbankOptions | None = None,
+    sr: float | None = None,
+    sample_scale: float = DEFAULT_SAMPLE_SCALE,
+    seed: int | np.random.Generator | None = None,
+    dtype: object = np.float64,
+    fft: object = None,
+    **overrides: object,
+) -> np.ndarray:
     """Kaldi ``compute-fbank-feats``: log mel filter-bank energies, frames x bins.
 
     Parameters
@@ -434,9 +468,17 @@ def kaldi_fbank(samples: np.ndarray, *, options: FbankOptions | None = None, sr:
     return _compute(FbankOptions, samples, options, sr, sample_scale, seed, dtype, fft, overrides)
 
 
-def kaldi_mfcc(samples: np.ndarray, *, options: MfccOptions | None = None, sr: float | None = None,
-               sample_scale: float = DEFAULT_SAMPLE_SCALE, seed: int | np.random.Generator | None = None,
-               dtype: object = np.float64, fft: object = None, **overrides: object) -> np.ndarray:
+def kaldi_mfcc(
+    samples: np.ndarray,
+    *,
+    options: MfccOptions | None = None,
+    sr: float | None = None,
+    sample_scale: float = DEFAULT_SAMPLE_SCALE,
+    seed: int | np.random.Generator | None = None,
+    dtype: object = np.float64,
+    fft: object = None,
+    **overrides: object,
+) -> np.ndarray:
     """Kaldi ``compute-mfcc-feats``: cepstra, frames x coefficients.
 
     Parameters are those of :func:`kaldi_fbank` with :class:`MfccOptions` (13 cepstra from
@@ -451,10 +493,15 @@ def kaldi_mfcc(samples: np.ndarray, *, options: MfccOptions | None = None, sr: f
     return _compute(MfccOptions, samples, options, sr, sample_scale, seed, dtype, fft, overrides)
 
 
-def kaldi_features_blocks(blocks: Iterable[np.ndarray], options: Options, *,
-                          sample_scale: float = DEFAULT_SAMPLE_SCALE,
-                          seed: int | np.random.Generator | None = None, dtype: object = np.float64,
-                          fft: object = None) -> Iterator[np.ndarray]:
+def kaldi_features_blocks(
+    blocks: Iterable[np.ndarray],
+    options: Options,
+    *,
+    sample_scale: float = DEFAULT_SAMPLE_SCALE,
+    seed: int | np.random.Generator | None = None,
+    dtype: object = np.float64,
+    fft: object = None,
+) -> Iterator[np.ndarray]:
     """Stream Kaldi features over 1-D sample blocks: yields ``(k, dim)`` arrays (frames x bins).
 
     The concatenation of the yielded arrays equals :func:`kaldi_fbank` (``FbankOptions``) or

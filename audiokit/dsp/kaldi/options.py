@@ -7,7 +7,7 @@ Field names and defaults are Kaldi's (``feature-window.h``, ``mel-computations.h
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 import numpy as np
 
@@ -87,21 +87,25 @@ class _CommonOptions:
         if self.window_size < 2:
             raise ParameterError(
                 f"frame_length_ms {self.frame_length_ms!r} at samp_freq {self.samp_freq!r} gives "
-                f"{self.window_size} samples; need at least 2")
+                f"{self.window_size} samples; need at least 2"
+            )
         if self.window_shift < 1:
             raise ParameterError(
                 f"frame_shift_ms {self.frame_shift_ms!r} at samp_freq {self.samp_freq!r} gives "
-                f"{self.window_shift} samples; need at least 1")
+                f"{self.window_shift} samples; need at least 1"
+            )
         if self.padded_window_size % 2:
             raise ParameterError(
                 f"the FFT length must be even, got {self.padded_window_size} "
-                "(use round_to_power_of_two=True or an even window length)")
+                "(use round_to_power_of_two=True or an even window length)"
+            )
         nyquist = 0.5 * self.samp_freq
         low, high = self.low_freq, self.mel_high_freq_hz
         if low < 0.0 or low >= nyquist or high <= 0.0 or high > nyquist or high <= low:
             raise ParameterError(
                 f"bad mel band edges: low_freq {self.low_freq!r} and high_freq {self.high_freq!r} "
-                f"give [{low!r}, {high!r}] Hz; need 0 <= low < high <= nyquist ({nyquist!r} Hz)")
+                f"give [{low!r}, {high!r}] Hz; need 0 <= low < high <= nyquist ({nyquist!r} Hz)"
+            )
 
     # Derived sizes, as Kaldi's FrameExtractionOptions computes them.
     @property
@@ -127,7 +131,7 @@ class _CommonOptions:
 
     def num_frames(self, n_samples: int) -> int:
         """Frames of a signal of ``n_samples`` samples (see :func:`num_frames`)."""
-        return num_frames(n_samples, self)
+        return num_frames(n_samples, cast("FbankOptions | MfccOptions", self))
 
 
 @dataclass(frozen=True)
@@ -213,8 +217,7 @@ class MfccOptions(_CommonOptions):
         super().__post_init__()
         object.__setattr__(self, "num_ceps", check_int(self.num_ceps, "num_ceps", minimum=1))
         if self.num_ceps > self.num_mel_bins:
-            raise ParameterError(
-                f"num_ceps ({self.num_ceps}) cannot be larger than num_mel_bins ({self.num_mel_bins})")
+            raise ParameterError(f"num_ceps ({self.num_ceps}) cannot be larger than num_mel_bins ({self.num_mel_bins})")
         object.__setattr__(self, "cepstral_lifter", check_real(self.cepstral_lifter, "cepstral_lifter"))
         if self.cepstral_lifter < 0:
             raise ParameterError(f"cepstral_lifter must be >= 0, got {self.cepstral_lifter!r}")

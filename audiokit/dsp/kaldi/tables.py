@@ -97,8 +97,8 @@ def mel_banks(options: Options) -> np.ndarray:
         inside = (mel > left) & (mel < right)
         if not inside.any():
             raise ParameterError(
-                f"mel band {j} of {n_bins} contains no FFT bin (N = {n_fft}); "
-                "num_mel_bins is too large for this FFT length")
+                f"mel band {j} of {n_bins} contains no FFT bin (N = {n_fft}); num_mel_bins is too large for this FFT length"
+            )
         up = (mel - left) / (center - left)
         down = (right - mel) / (right - center)
         bank[j, : n_fft // 2] = np.where(inside, np.where(mel <= center, up, down), f32(0.0))

@@ -55,9 +55,7 @@ LogKind = Literal["db", "ln"]
 LOG_KINDS: tuple[str, ...] = get_args(LogKind)
 
 
-def _check_reduction(
-    plan: StftPlan, output: str, filterbank: np.ndarray | None, log: str | None, amin: float | None
-) -> float:
+def _check_reduction(plan: StftPlan, output: str, filterbank: np.ndarray | None, log: str | None, amin: float | None) -> float:
     """Check the reduction options of a :class:`StftStream`; return the log floor ``amin``."""
     if output not in OUTPUTS:
         raise ParameterError(f"output must be one of {', '.join(OUTPUTS)}; got {output!r}")
@@ -70,8 +68,9 @@ def _check_reduction(
         if len(shape) != 2 or shape[1] != plan.n_freqs:
             raise ParameterError(f"filterbank must be shaped (n_bands, n_freqs={plan.n_freqs}), got {shape}")
     kind = "power" if output == "power" else "magnitude"
-    return check_real(AMIN[kind] if amin is None else amin, "amin", positive=True,
-                      message="amin must be a number > 0, got {value!r}")
+    return check_real(
+        AMIN[kind] if amin is None else amin, "amin", positive=True, message="amin must be a number > 0, got {value!r}"
+    )
 
 
 class _Reducer:
@@ -193,8 +192,7 @@ class StftStream:
     ):
         if not isinstance(plan, StftPlan):
             raise ParameterError(f"plan must be an StftPlan, got {type(plan).__name__}")
-        chunk_frames = check_int(chunk_frames, "chunk_frames", minimum=1,
-                                 message="{name} must be an integer > 0, got {value!r}")
+        chunk_frames = check_int(chunk_frames, "chunk_frames", minimum=1, message="{name} must be an integer > 0, got {value!r}")
         self.plan = plan
         self._output, self._fb, self._log = output, filterbank, log
         self._amin = _check_reduction(plan, output, filterbank, log, amin)
@@ -290,8 +288,9 @@ class StftStream:
         if not self._started:
             self._started = True
             self._lead = block.shape[:-1]
-            self._reducer = _Reducer(self.plan, self.plan.working_dtype(block.dtype), self._output, self._fb, self._log,
-                                     self._amin)
+            self._reducer = _Reducer(
+                self.plan, self.plan.working_dtype(block.dtype), self._output, self._fb, self._log, self._amin
+            )
         elif block.shape[:-1] != self._lead:
             raise ParameterError(f"block leading shape {block.shape[:-1]} differs from the first block's {self._lead}")
         return block.reshape(math.prod(self._lead), block.shape[-1])
@@ -370,7 +369,8 @@ class StftStream:
         if poly is None:
             plan = self.plan
             poly = polyphase.forward_batcher(
-                self._backend, plan.n_fft, plan.hop_length, plan.win_offset, self._win, self._reducer.rdt, self._chunk)
+                self._backend, plan.n_fft, plan.hop_length, plan.win_offset, self._win, self._reducer.rdt, self._chunk
+            )
             self._poly = poly = False if poly is None else poly
         if poly is False or count < poly.K:
             return None

@@ -28,9 +28,7 @@ _LENGTH_MESSAGE = "length must be an integer >= 0 (samples), got {value!r}"
 def _as_spectra(plan: StftPlan, X: np.ndarray) -> np.ndarray:
     X = np.asarray(X)
     if X.ndim < 2 or X.shape[-2] != plan.n_freqs:
-        raise ParameterError(
-            f"STFT must be shaped (..., n_freqs={plan.n_freqs}, n_frames) for n_fft={plan.n_fft}, got {X.shape}"
-        )
+        raise ParameterError(f"STFT must be shaped (..., n_freqs={plan.n_freqs}, n_frames) for n_fft={plan.n_fft}, got {X.shape}")
     if X.dtype not in (np.complex64, np.complex128):
         X = X.astype(np.complex128)
     if plan.dtype is not None:
@@ -87,7 +85,8 @@ class _Ola:
         poly = self._poly
         if poly is None:
             poly = polyphase.inverse_batcher(
-                self.backend, self.plan.n_fft, self.plan.hop_length, self._swin, self.rdt, self.chunk)
+                self.backend, self.plan.n_fft, self.plan.hop_length, self._swin, self.rdt, self.chunk
+            )
             self._poly = poly = False if poly is None else poly
         if poly is False or count < poly.K:
             return None
@@ -190,9 +189,7 @@ class _Ola:
             a[..., ~nz] = 0
 
 
-def istft(
-    X: np.ndarray, plan: StftPlan, *, length: int | None = None, backend: FftBackend | None = None
-) -> np.ndarray:
+def istft(X: np.ndarray, plan: StftPlan, *, length: int | None = None, backend: FftBackend | None = None) -> np.ndarray:
     """Inverse STFT of ``X`` under ``plan`` by weighted overlap-add; same as :meth:`StftPlan.istft`.
 
     Parameters
@@ -264,8 +261,14 @@ class IstftStream:
     of ``H`` samples per channel.
     """
 
-    def __init__(self, plan: StftPlan, *, length: int | None = None, backend: FftBackend | None = None,
-                 chunk_frames: int = DEFAULT_CHUNK_FRAMES):
+    def __init__(
+        self,
+        plan: StftPlan,
+        *,
+        length: int | None = None,
+        backend: FftBackend | None = None,
+        chunk_frames: int = DEFAULT_CHUNK_FRAMES,
+    ):
         plan.require_invertible()
         self.plan = plan
         self._length = None if length is None else check_int(length, "length", minimum=0, message=_LENGTH_MESSAGE)

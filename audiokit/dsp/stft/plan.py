@@ -120,12 +120,18 @@ class StftPlan:
         dtype: Any = None,
     ) -> None:
         check_real(sr, "sr", positive=True, message="sr must be a number > 0 (Hz), got {value!r}")
-        win_length = check_int(win_length, "win_length", minimum=1,
-                               message="{name} must be an integer > 0 (samples), got {value!r}")
-        hop_length = check_int(hop_length, "hop_length", minimum=1,
-                               message="{name} must be an integer > 0 (samples), got {value!r}")
-        n_fft = check_int(win_length if n_fft is None else n_fft, "n_fft", minimum=win_length,
-                          message="n_fft must be an integer >= win_length ({minimum}), got {value!r}")
+        win_length = check_int(
+            win_length, "win_length", minimum=1, message="{name} must be an integer > 0 (samples), got {value!r}"
+        )
+        hop_length = check_int(
+            hop_length, "hop_length", minimum=1, message="{name} must be an integer > 0 (samples), got {value!r}"
+        )
+        n_fft = check_int(
+            win_length if n_fft is None else n_fft,
+            "n_fft",
+            minimum=win_length,
+            message="n_fft must be an integer >= win_length ({minimum}), got {value!r}",
+        )
         if isinstance(window, str) and ":" in window:
             spec = parse_window_spec(window)
             if beta is not None and spec.beta != beta:
@@ -394,7 +400,6 @@ def _inverse() -> ModuleType:
     from . import inverse
 
     return inverse
-
 
 
 def check_signal(x: np.ndarray) -> int:

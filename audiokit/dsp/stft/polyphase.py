@@ -107,9 +107,7 @@ def forward_batcher(
     return _cached(key, lambda: PolyForward(backend, n_fft, hop, lo, win, rdt, chunk))
 
 
-def inverse_batcher(
-    backend: FftBackend, n_fft: int, hop: int, swin: np.ndarray, rdt: np.dtype, chunk: int
-) -> PolyInverse | None:
+def inverse_batcher(backend: FftBackend, n_fft: int, hop: int, swin: np.ndarray, rdt: np.dtype, chunk: int) -> PolyInverse | None:
     """The shared :class:`PolyInverse` for this geometry, or None if a batch would hold < :data:`MIN_PER_PHASE` frames per phase.
 
     ``swin`` is the synthesis window (``n_fft`` samples, in ``rdt``, the plan's ``1/n_fft`` folded in).
