@@ -287,7 +287,7 @@ def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptio
                     reporter.info(f"{target}: output peak {dbfs(peak):+.2f} dBFS; --normalize applies {dbfs(guard.gain):.2f} dB")
                 else:
                     reporter.info(f"{target}: output peak {dbfs(peak):+.2f} dBFS is within full scale; no gain applied")
-            meter, removed_meter = HumMeter(analysis), HumMeter(analysis)
+            meter = HumMeter(analysis)
             spec: dict[str, Any] = {"sr": source.sr, "channels": source.channels, "subtype": kind,
                                     "expected_samples": source.n_samples}
             with outputs_together(), contextlib.ExitStack() as stack:
@@ -295,13 +295,12 @@ def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptio
                 res_writer = stack.enter_context(WavWriter(residual, **spec)) if residual is not None else None
                 for y, removed in removal():
                     meter.push(y)
-                    removed_meter.push(removed)
                     writer.write(guard(y))
                     if res_writer is not None:
                         res_writer.write(removed)
                     advance(y.shape[1])
     after = meter.finish()
-    levels = hum_levels(analysis, meter, removed_meter)
+    levels = hum_levels(analysis, meter)
     message = guard.warning(target, "the output")
     if message:
         warnings.warn(message, stacklevel=2)

@@ -563,7 +563,8 @@ def _result(s: _AnalysisState) -> HumAnalysis:
         level_db=power_db(np.mean(np.abs(s.v) ** 2, axis=-1)), floor_db=power_db(np.mean(s.r, axis=-1)),
         snr_db=s.snr_db, span_s=np.asarray(SPANS)[s.choice].reshape(channels, n_k),
         tracked=tuple(int(k) for k in s.tracked), threshold_db=s.threshold_db, dropped=s.harmless,
-        weights=s.weights.reshape(channels, n_k, m), noise=s.noise.reshape(channels, n_k),
+        weights=s.weights.reshape(channels, n_k, m), frames=s.rot.reshape(channels, n_k, m),
+        noise=s.noise.reshape(channels, n_k),
     )
     if not analysis.found:
         where = "near 50 or 60 Hz" if s.auto else f"near {s.nominal:g} Hz"

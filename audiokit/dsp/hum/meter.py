@@ -10,7 +10,7 @@ from .model import FRAME_SECONDS, HOP_SECONDS, HumAnalysis, check_block, power_d
 from .smoothing import hann_kernel, kernel_smooth
 from .track import Demodulator, Framer, decimation_factor, frame_geometry, frame_hop, frame_length, n_decimated
 
-__all__ = ["HumLevels", "HumMeter", "hum_levels"]
+__all__ = ["HumLevels", "HumMeter", "coherent", "hum_levels"]
 
 
 class HumMeter:
@@ -71,25 +71,28 @@ class HumMeter:
         return self._frames
 
     def coherent(self) -> np.ndarray:
-        """The hum-locked amplitude of every line per frame, shape ``(channels, K, M)``, complex.
+        """The hum-locked amplitude of every line per frame, shape ``(channels, K, M)``, complex (:func:`coherent`)."""
+        return coherent(self.analysis, self._frames)
 
-        ``Σ_l ker_l w v[m-l] / Σ_l ker_l w``: the frame amplitudes averaged
-        over the span the analysis chose for that harmonic (Hann kernel)
-        with the analysis' robust weights ``w`` -- the statistic the
-        analysis fitted the hum with, applied to this signal.  Linear in the
-        signal: the average of ``x - y`` is the average of ``x`` minus that of ``y``.
-        """
-        a = self.analysis
-        out = np.zeros_like(self._frames)
-        if not self._frames.size:
-            return out
-        hop_s = float(np.median(np.diff(a.times))) if len(a.times) > 1 else HOP_SECONDS
-        weights = a.weights if a.weights is not None else np.ones(self._frames.shape)
-        for c in range(a.channels):
-            for i in range(len(a.harmonics)):
-                ker = hann_kernel(float(a.span_s[c, i]) / hop_s)
-                out[c, i], _ = kernel_smooth(self._frames[c, i][None], weights[c, i][None], ker)
+
+def coherent(analysis: HumAnalysis, frames: np.ndarray) -> np.ndarray:
+    """Hum-locked average of 1 s frame amplitudes, shape ``(channels, K, M)``, complex.
+
+    ``Σ_l ker_l w v[m-l] / Σ_l ker_l w``: the frame amplitudes ``v``
+    averaged over the span the analysis chose for each harmonic (Hann
+    kernel) with the analysis' robust weights ``w`` -- the statistic the
+    analysis fitted the hum with.  Linear in ``v``.
+    """
+    a = analysis
+    out = np.zeros_like(frames)
+    if not frames.size:
         return out
+    hop_s = float(np.median(np.diff(a.times))) if len(a.times) > 1 else HOP_SECONDS
+    weights = a.weights if a.weights is not None else np.ones(frames.shape)
+    for span in np.unique(a.span_s):  # rows of one span share the kernel: one call each
+        sel = a.span_s == span
+        out[sel], _ = kernel_smooth(frames[sel], weights[sel], hann_kernel(float(span) / hop_s))
+    return out
 
 
 @dataclass(frozen=True)
@@ -136,27 +139,31 @@ class HumLevels:
         return power_db(np.sum(getattr(self, name), axis=-1))
 
 
-def hum_levels(analysis: HumAnalysis, output: HumMeter, removed: HumMeter) -> HumLevels:
-    """The hum-coherent levels before and after removal, from meters fed the output and what was removed.
+def hum_levels(analysis: HumAnalysis, output: HumMeter) -> HumLevels:
+    """The hum-coherent levels before and after removal, from a meter fed the output.
 
     Parameters
     ----------
     analysis : HumAnalysis
-    output, removed : HumMeter
-        Meters of ``analysis`` fed the output and ``input - output``.
+        Its :attr:`~HumAnalysis.frames` are the input's frame amplitudes; by
+        linearity those of what was removed are ``input - output`` frames.
+    output : HumMeter
+        Meter of ``analysis`` fed the output.
 
     Returns
     -------
     HumLevels
     """
-    out, rem = output.coherent(), removed.coherent()
-    shape = out.shape[:2]
+    shape = output.frames.shape[:2]
     floor = np.asarray(analysis.noise, float) if analysis.noise is not None else np.zeros(shape)
+    frames_in = analysis.frames if analysis.frames is not None else output.frames
+    removed = frames_in - output.frames
+    out, rem = output.coherent(), coherent(analysis, removed)
 
     def power(avg: np.ndarray) -> np.ndarray:
         return np.mean(avg.real**2 + avg.imag**2, axis=-1) if avg.shape[-1] else np.zeros(shape)
 
     return HumLevels(
         before=np.maximum(power(out + rem) - floor, 0.0), removed=power(rem), remaining=np.maximum(power(out), floor),
-        other_removed=power(removed.frames - rem), floor=floor,
+        other_removed=power(removed - rem), floor=floor,
     )

@@ -139,6 +139,10 @@ class HumAnalysis:
     weights : np.ndarray, shape (channels, K, M), or None
         The robust weights of each harmonic's amplitude average over the 1 s
         frames (None: uniform), used by :meth:`~audiokit.dsp.hum.HumMeter.coherent`.
+    frames : np.ndarray, shape (channels, K, M), complex, or None
+        The input's 1 s frame amplitudes of every line along the final
+        phase (pass 3's projections turned by the phase refinement): the
+        "before" of :func:`~audiokit.dsp.hum.hum_levels`.
     noise : np.ndarray, shape (channels, K), or None
         Variance of that average that the floor beside the line alone would
         give (peak amplitude²): the detection's noise and the floor of the
@@ -165,6 +169,7 @@ class HumAnalysis:
     threshold_db: float
     dropped: np.ndarray | None = None
     weights: np.ndarray | None = None
+    frames: np.ndarray | None = None
     noise: np.ndarray | None = None
     _spline: PhaseSpline = field(init=False, repr=False)
 

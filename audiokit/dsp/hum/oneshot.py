@@ -114,11 +114,10 @@ def dehum(
         residual = np.concatenate([removed for _, removed in pairs], axis=1)
     else:
         y, residual = np.zeros((x2.shape[0], 0)), np.zeros((x2.shape[0], 0))
-    meter, removed = HumMeter(analysis), HumMeter(analysis)
+    meter = HumMeter(analysis)
     meter.push(y)
-    removed.push(residual)
     after = meter.finish()
-    levels = hum_levels(analysis, meter, removed)
+    levels = hum_levels(analysis, meter)
     if squeeze:
         y, residual = y[0], residual[0]
     return DehumResult(output=y, residual=residual, analysis=analysis, after_db=after, method=method, levels=levels)
