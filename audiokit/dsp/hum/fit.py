@@ -45,6 +45,7 @@ _SPAN_TOLERANCE = 1.3  # a span this much worse than the best in cross-validatio
 _LOW_HARMONICS = 3  # hum shows its fundamental, or at least _MIN_SERIES harmonics with one among the first three
 _MIN_SERIES = 2
 _NOTE_MIN_MULTIPLE = 3  # treated harmonics above the fundamental all multiples of this or more: a note's series
+_NOTE_EXCESS_DB = 12.0  # ... or all even and this much louder than the fundamental (median power, dB)
 _ROW_CHUNK = 16  # (channel, harmonic) rows processed together: bounds the temporaries
 _HARM_MIN_SPAN = 4.0  # s: the do-no-harm prediction spans at least this, so that frames beyond the overlap remain
 
@@ -200,10 +201,10 @@ def detect(s: _AnalysisState) -> None:
         gap = np.zeros_like(treated)
         gap[:, 1:-1] = treated[:, :-2] & treated[:, 2:]
         treated |= gap & (snr >= s.threshold_db - _GAP_RELIEF_DB)
-    s.snr_db, s.detected, s.treated = snr, treated, _plausible(treated)
+    s.snr_db, s.detected, s.treated = snr, treated, _plausible(treated, s.power.reshape(s.channels, n_k))
 
 
-def _plausible(treated: np.ndarray) -> np.ndarray:
+def _plausible(treated: np.ndarray, power: np.ndarray | None = None) -> np.ndarray:
     """``treated`` (C, K) with the channels that do not look like hum cleared.
 
     A held note's partials can sit on ``k·f0``: hum shows its fundamental, or
@@ -211,8 +212,10 @@ def _plausible(treated: np.ndarray) -> np.ndarray:
     :data:`_LOW_HARMONICS` and which are not all multiples of one ``m >= 2``
     (2, 4, 6, ...: the series of a note near ``m·f0``; a buzz at ``m·f0``
     is removed with ``freq = m·f0``).  With the fundamental, harmonics above
-    it that are all multiples of one ``m >= 3`` (4, 8, 12) are a note's
-    series too, and only the fundamental stays.
+    it that are all multiples of one ``m >= 3`` (4, 8, 12), or even and
+    :data:`_NOTE_EXCESS_DB` louder than the fundamental (median of their
+    ``power``, shape (C, K)), are a note's series too, and only the
+    fundamental stays.
     """
     treated = treated.copy()
     low = treated[:, : min(_LOW_HARMONICS, treated.shape[1])].any(axis=1)
@@ -223,11 +226,16 @@ def _plausible(treated: np.ndarray) -> np.ndarray:
         if math.gcd(*(int(k) for k in np.flatnonzero(treated[c]) + 1)) >= 2:
             plausible[c] = False
     treated[~plausible] = False
-    # with the fundamental, the harmonics above it all multiples of m >= 3 (4, 8, 12, ...) are a
-    # note at m·f0 that the track followed: only the fundamental is hum
+    # with the fundamental, the harmonics above it all multiples of m >= 3 (4, 8, 12, ...), or of 2
+    # and far louder than the fundamental, are a note at m·f0 that the track followed: only the
+    # fundamental is hum
     for c in np.flatnonzero(treated[:, 0]):
         upper = np.flatnonzero(treated[c, 1:]) + 2
-        if upper.size >= _MIN_SERIES and math.gcd(*(int(k) for k in upper)) >= _NOTE_MIN_MULTIPLE:
+        if upper.size < _MIN_SERIES:
+            continue
+        m = math.gcd(*(int(k) for k in upper))
+        louder = power is not None and np.median(power[c, upper - 1]) > power[c, 0] * 10 ** (_NOTE_EXCESS_DB / 10)
+        if m >= _NOTE_MIN_MULTIPLE or (m == 2 and louder):
             treated[c, 1:] = False
     return treated
 
@@ -266,7 +274,7 @@ def do_no_harm(s: _AnalysisState) -> None:
             e = y - pred
             after = np.sum(use * (e.real**2 + e.imag**2), axis=-1)
             treated[sel] = after < before
-    kept = _plausible(treated.reshape(s.channels, n_k))
+    kept = _plausible(treated.reshape(s.channels, n_k), s.power.reshape(s.channels, n_k) if s.power.size else None)
     # the lines that steered the drift track are hum if the track is: when most of those detected
     # are dropped here, the track followed something else (a note's series) and nothing is hum
     steer = np.zeros(n_k, bool)
