@@ -13,10 +13,9 @@ import pytest
 import soundfile as sf
 
 import audiokit
-from audiokit.dsp.features import delta
+from audiokit.dsp.features import DeltaStream, delta
 from audiokit.errors import ParameterError
 from audiokit.pipelines.compat import PRESETS, preset_rows, resolve
-from audiokit.pipelines.features import DeltaStream
 
 SPEECH = Path(__file__).resolve().parents[1] / "examples" / "data" / "speech.wav"
 

@@ -267,7 +267,8 @@ def timefreq_from(p: Mapping[str, Any], *, mel: bool) -> TimeFreqOptions:
 
 def feature_options_from(kind: str, p: Mapping[str, Any]) -> Any:
     """The pipeline's :class:`~audiokit.pipelines.features.FeatureOptions` from resolved parameter values."""
-    from ..pipelines.features import FeatureOptions, KaldiFrontend
+    from ..pipelines.features import FeatureOptions
+    from ..pipelines.kaldi_frontend import KaldiFrontend
 
     kaldi = KaldiFrontend(
         **{

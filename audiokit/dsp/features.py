@@ -29,7 +29,7 @@ float32 input stays float32 (computed in float64 where Kaldi uses double), other
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import scipy.fft
@@ -38,7 +38,16 @@ import scipy.signal
 from ..errors import ParameterError
 from ..validate import check_choice, check_int, check_real
 
-__all__ = ["mfcc", "delta", "add_deltas", "kaldi_delta_window", "cmvn", "SlidingCmvn", "sliding_cmvn_window"]
+__all__ = [
+    "mfcc",
+    "delta",
+    "add_deltas",
+    "kaldi_delta_window",
+    "cmvn",
+    "SlidingCmvn",
+    "sliding_cmvn_window",
+    "DeltaStream",
+]
 
 DeltaMethod = Literal["kaldi", "librosa"]
 CmvnMode = Literal["utterance", "sliding"]
@@ -508,3 +517,78 @@ class SlidingCmvn:
             self._offset = keep
         ax = self.axis % self._ndim
         return np.moveaxis(out, 0, ax).astype(self._dtype, copy=False)
+
+
+class DeltaStream:
+    """Append deltas of order ``1 .. order`` to frames arriving in blocks ``(dim, k)``; output ``((order+1)*dim, k)``.
+
+    Equal to ``concatenate([x] + [delta(x, order=r, method=...) for r in 1..order])`` over the whole input
+    (:func:`audiokit.dsp.features.delta`): Kaldi ``add-deltas`` (``method="kaldi"``, ``window`` N; frames
+    beyond the ends repeat the first/last) or ``librosa.feature.delta(width, order=r, mode="interp")``
+    (``method="librosa"``).  A frame is emitted once the ``order*N`` (Kaldi) or ``width//2`` (librosa) frames
+    after it have arrived, so memory holds a few frames of context.
+
+    Parameters
+    ----------
+    order : int in {1, 2}
+    method : {"kaldi", "librosa"}
+    window : int >= 1
+        Kaldi ``--delta-window``.
+    width : odd int >= 3
+        librosa ``width``; the input needs at least ``width`` frames.
+    """
+
+    def __init__(self, order: int, method: str, *, window: int = 2, width: int = 9):
+        self.order = check_int(order, "order", minimum=1)
+        self.method = check_choice(method, "delta method", get_args(DeltaMethod))
+        self.window = check_int(window, "window", minimum=1)
+        self.width = check_int(width, "width", minimum=3)
+        if self.width % 2 != 1:
+            raise ParameterError(f"--delta-width must be an odd integer >= 3, got {width!r}")
+        self.context = self.order * self.window if self.method == "kaldi" else self.width // 2
+        self._buf: np.ndarray | None = None  # (dim, k) frames from absolute index _start
+        self._start = 0
+        self._received = 0
+        self._next = 0
+
+    def accept(self, block: np.ndarray) -> np.ndarray:
+        """Add frames ``(dim, k)``; return the frames now complete with their deltas ``((order+1)*dim, j)``."""
+        block = np.asarray(block, dtype=np.float64)
+        self._buf = block.copy() if self._buf is None else np.concatenate([self._buf, block], axis=1)
+        self._received += block.shape[1]
+        upto = self._received - self.context
+        if self.method == "librosa" and self._next == 0 and self._received < self.width:
+            upto = 0
+        return self._emit(upto, final=False)
+
+    def finish(self) -> np.ndarray:
+        """No more frames: return the rest."""
+        if self._buf is None:
+            raise ParameterError("no frames reached the delta computation")
+        if self.method == "librosa" and self._received < self.width:
+            raise ParameterError(
+                f"--delta-method librosa: width {self.width} needs at least {self.width} frames, the input has {self._received}"
+            )
+        return self._emit(self._received, final=True)
+
+    def _emit(self, upto: int, *, final: bool) -> np.ndarray:
+        assert self._buf is not None
+        dim = self._buf.shape[0]
+        if upto <= self._next:
+            return np.zeros(((self.order + 1) * dim, 0))
+        hi = self._received if final else min(self._received, upto + self.context)
+        lo = max(0, self._next - self.context)
+        if self.method == "librosa":
+            lo = max(0, min(lo, hi - self.width))
+        seg = self._buf[:, lo - self._start : hi - self._start]
+        parts = [seg] + [
+            delta(seg, order=r, method=self.method, window=self.window, width=self.width, axis=-1)  # type: ignore[arg-type]
+            for r in range(1, self.order + 1)
+        ]
+        out = np.concatenate(parts, axis=0)[:, self._next - lo : upto - lo]
+        self._next = upto
+        keep = max(0, min(upto - self.context, upto - self.width))
+        if keep > self._start:
+            self._buf = self._buf[:, keep - self._start :]
+            self._start = keep
+        return out

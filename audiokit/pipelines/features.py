@@ -34,22 +34,22 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ..dsp.features import DeltaStream
 from ..errors import ParameterError
 from ..io import is_stdio, outputs_together, write_bytes_atomic
 from ..io.npy import NpyFrameWriter, write_sidecar
 from ..io.reader import BLOCK_SAMPLES, AudioSource
-from ..validate import check_choice, check_int
-from .params import InputOptions, choice, duration_samples, frequency_hz
+from ..validate import check_int
+from .kaldi_frontend import KALDI_SAMPLE_SCALE, KaldiFrontend, kaldi_checks, kaldi_options
+from .params import InputOptions, choice
 from .progress import SILENT, Reporter
 from .timefreq import TimeFreqOptions, TimeFreqResult, default_outputs, mel_bank, parse_ref
 
 if TYPE_CHECKING:
-    from ..dsp.kaldi import FbankOptions, MfccOptions
+    pass
 
 __all__ = [
-    "KaldiFrontend",
     "FeatureOptions",
-    "DeltaStream",
     "features_file",
     "run_timefreq",
     "LOG_UNITS",
@@ -62,26 +62,8 @@ LOG_UNITS = ("db", "ln", "log10")
 DELTA_METHODS = ("kaldi", "librosa")
 CMVN_MODES = ("none", "utterance", "sliding")
 WINDOW_POSITIONS = ("center", "start")
-KALDI_WINDOWS = ("povey", "hamming", "hanning", "rectangular", "blackman", "sine")
-#: Kaldi's sample scale: audiokit's +/-1 full scale -> int16 units.
-KALDI_SAMPLE_SCALE = 32768.0
 #: Frames per chunk of the second (peak) pass and of the post-processing.
 _CHUNK = 4096
-
-
-@dataclass(frozen=True)
-class KaldiFrontend:
-    """Kaldi-only options as typed (``--dither``, ``--seed``, ``--preemphasis``, ...); Kaldi's meaning each."""
-
-    dither: float = 0.0
-    seed: int | None = None
-    preemphasis: float = 0.97
-    remove_dc: bool = True
-    snip_edges: bool = True
-    use_energy: bool = False
-    raw_energy: bool = True
-    htk_compat: bool = False
-    energy_floor: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -141,7 +123,7 @@ class FeatureOptions:
         choice("--log", (tf.mel.log if tf.mel else "db"), LOG_UNITS)
         parse_ref(tf.ref)
         if self.compat == "kaldi":
-            _kaldi_checks(self)
+            kaldi_checks(self)
         elif self.window_position == "start" and tf.stft.nfft is not None:
             raise ParameterError(
                 "--window-position start is available with --compat kaldi only "
@@ -151,191 +133,6 @@ class FeatureOptions:
     @property
     def is_kaldi(self) -> bool:
         return self.compat == "kaldi"
-
-
-def _kaldi_checks(o: FeatureOptions) -> None:
-    """Refuse options that have no meaning in Kaldi's computation (explicit flags against the preset)."""
-    tf, mel = o.timefreq, o.timefreq.mel
-    problems = []
-    if tf.stft.center:
-        problems.append("--center (Kaldi frames with --snip-edges / --no-snip-edges)")
-    if tf.stft.symmetric:
-        problems.append("--symmetric (Kaldi's windows are symmetric already)")
-    if mel is not None and mel.mel_scale != "kaldi":
-        problems.append(f"--mel-scale {mel.mel_scale} (Kaldi's mel is 1127*ln(1+f/700))")
-    if mel is not None and mel.norm != "none":
-        problems.append(f"--norm {mel.norm}")
-    if mel is not None and mel.log != "ln":
-        problems.append(f"--log {mel.log} (Kaldi takes the natural log)")
-    if parse_ref(tf.ref) != 1.0 or tf.top_db:
-        problems.append("--ref / --top-db")
-    if tf.amin is not None and tf.amin != float(np.finfo(np.float32).eps):
-        problems.append("--amin (Kaldi floors at FLT_EPSILON)")
-    if tf.stft.pad_mode != "reflect":
-        problems.append("--pad-mode (Kaldi reflects the ends with --no-snip-edges)")
-    if o.window_position != "start":
-        problems.append("--window-position center (Kaldi puts the window at the frame start)")
-    if problems:
-        raise ParameterError("--compat kaldi: not available with " + "; ".join(problems))
-    window = "hanning" if tf.stft.window == "hann" else tf.stft.window
-    check_choice(
-        window,
-        "--window",
-        KALDI_WINDOWS + ("hann",),
-        message="--compat kaldi: --window must be one of povey, hamming, hanning, rectangular, blackman, sine; got {value!r}",
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Kaldi options from the typed values
-# --------------------------------------------------------------------------------------------
-def _kaldi_ms(option: str, text: str, sr: int) -> float:
-    """A duration as Kaldi milliseconds: times exactly as typed (Kaldi truncates ``sr*ms/1000``), samples as ms."""
-    from ..units import parse_duration
-
-    duration_samples(option, text, sr)  # the usual checks and messages
-    d = parse_duration(text)
-    if not d.in_samples:
-        return float(d.value * 1000)
-    n = int(d.value)
-    ms = n * 1000.0 / sr
-    while int(float(np.float32(sr)) * 0.001 * float(np.float32(ms))) < n:  # Kaldi's truncation must give n
-        ms = float(np.nextafter(np.float32(ms), np.float32(np.inf)))
-    return ms
-
-
-def kaldi_options(o: FeatureOptions, sr: int) -> FbankOptions | MfccOptions:
-    """The :class:`~audiokit.dsp.kaldi.FbankOptions` (``mel``) or ``MfccOptions`` (``mfcc``) of a Kaldi job at ``sr``."""
-    from ..dsp.kaldi import FbankOptions, MfccOptions
-
-    tf, k = o.timefreq, o.kaldi
-    mel = tf.mel
-    assert mel is not None
-    frame_length_ms = _kaldi_ms("--win", tf.stft.win, sr)
-    frame_shift_ms = _kaldi_ms("--hop", tf.stft.hop, sr)
-    common: dict[str, Any] = dict(
-        samp_freq=float(sr),
-        frame_length_ms=frame_length_ms,
-        frame_shift_ms=frame_shift_ms,
-        dither=k.dither,
-        preemph_coeff=k.preemphasis,
-        remove_dc_offset=k.remove_dc,
-        window_type="hanning" if tf.stft.window == "hann" else tf.stft.window,
-        snip_edges=k.snip_edges,
-        num_mel_bins=mel.n_mels,
-        low_freq=frequency_hz("--fmin", tf.fmin) if tf.fmin is not None else 20.0,
-        high_freq=_kaldi_high_freq(tf.fmax),
-        raw_energy=k.raw_energy,
-        htk_compat=k.htk_compat,
-        energy_floor=k.energy_floor,
-    )
-    if tf.stft.nfft is not None:
-        w = int(float(np.float32(sr)) * 0.001 * float(np.float32(frame_length_ms)))
-        n = duration_samples("--nfft", tf.stft.nfft, sr)
-        pow2 = 1 << (w - 1).bit_length()
-        if n not in (w, pow2):
-            raise ParameterError(
-                f"--compat kaldi: --nfft must be the window length ({w}) or the next power of two "
-                f"({pow2}) (Kaldi's --round-to-power-of-two), got {n}"
-            )
-        common["round_to_power_of_two"] = n == pow2
-    try:
-        if o.kind == "mfcc":
-            return MfccOptions(**common, use_energy=o.energy, num_ceps=o.n_mfcc, cepstral_lifter=o.lifter)
-        scale = tf.scale
-        return FbankOptions(**common, use_energy=k.use_energy, use_log_fbank=scale == "db", use_power=scale != "magnitude")
-    except ParameterError as exc:
-        raise ParameterError(f"--compat kaldi: {exc.reason}") from None
-
-
-def _kaldi_high_freq(text: str | None) -> float:
-    """``--fmax`` as Kaldi's ``--high-freq``: unset = 0 (nyquist), a negative value = nyquist minus it."""
-    if text is None:
-        return 0.0
-    t = text.strip()
-    if t.startswith("-"):
-        return -frequency_hz("--fmax", t[1:])
-    return frequency_hz("--fmax", t)
-
-
-# --------------------------------------------------------------------------------------------
-# Streams: deltas (CMVN is dsp.features.SlidingCmvn)
-# --------------------------------------------------------------------------------------------
-class DeltaStream:
-    """Append deltas of order ``1 .. order`` to frames arriving in blocks ``(dim, k)``; output ``((order+1)*dim, k)``.
-
-    Equal to ``concatenate([x] + [delta(x, order=r, method=...) for r in 1..order])`` over the whole input
-    (:func:`audiokit.dsp.features.delta`): Kaldi ``add-deltas`` (``method="kaldi"``, ``window`` N; frames
-    beyond the ends repeat the first/last) or ``librosa.feature.delta(width, order=r, mode="interp")``
-    (``method="librosa"``).  A frame is emitted once the ``order*N`` (Kaldi) or ``width//2`` (librosa) frames
-    after it have arrived, so memory holds a few frames of context.
-
-    Parameters
-    ----------
-    order : int in {1, 2}
-    method : {"kaldi", "librosa"}
-    window : int >= 1
-        Kaldi ``--delta-window``.
-    width : odd int >= 3
-        librosa ``width``; the input needs at least ``width`` frames.
-    """
-
-    def __init__(self, order: int, method: str, *, window: int = 2, width: int = 9):
-        self.order = check_int(order, "order", minimum=1)
-        self.method = check_choice(method, "delta method", DELTA_METHODS)
-        self.window = check_int(window, "window", minimum=1)
-        self.width = check_int(width, "width", minimum=3)
-        if self.width % 2 != 1:
-            raise ParameterError(f"--delta-width must be an odd integer >= 3, got {width!r}")
-        self.context = self.order * self.window if self.method == "kaldi" else self.width // 2
-        self._buf: np.ndarray | None = None  # (dim, k) frames from absolute index _start
-        self._start = 0
-        self._received = 0
-        self._next = 0
-
-    def accept(self, block: np.ndarray) -> np.ndarray:
-        """Add frames ``(dim, k)``; return the frames now complete with their deltas ``((order+1)*dim, j)``."""
-        block = np.asarray(block, dtype=np.float64)
-        self._buf = block.copy() if self._buf is None else np.concatenate([self._buf, block], axis=1)
-        self._received += block.shape[1]
-        upto = self._received - self.context
-        if self.method == "librosa" and self._next == 0 and self._received < self.width:
-            upto = 0
-        return self._emit(upto, final=False)
-
-    def finish(self) -> np.ndarray:
-        """No more frames: return the rest."""
-        if self._buf is None:
-            raise ParameterError("no frames reached the delta computation")
-        if self.method == "librosa" and self._received < self.width:
-            raise ParameterError(
-                f"--delta-method librosa: width {self.width} needs at least {self.width} frames, the input has {self._received}"
-            )
-        return self._emit(self._received, final=True)
-
-    def _emit(self, upto: int, *, final: bool) -> np.ndarray:
-        from ..dsp.features import delta
-
-        assert self._buf is not None
-        dim = self._buf.shape[0]
-        if upto <= self._next:
-            return np.zeros(((self.order + 1) * dim, 0))
-        hi = self._received if final else min(self._received, upto + self.context)
-        lo = max(0, self._next - self.context)
-        if self.method == "librosa":
-            lo = max(0, min(lo, hi - self.width))
-        seg = self._buf[:, lo - self._start : hi - self._start]
-        parts = [seg] + [
-            delta(seg, order=r, method=self.method, window=self.window, width=self.width, axis=-1)  # type: ignore[arg-type]
-            for r in range(1, self.order + 1)
-        ]
-        out = np.concatenate(parts, axis=0)[:, self._next - lo : upto - lo]
-        self._next = upto
-        keep = max(0, min(upto - self.context, upto - self.width))
-        if keep > self._start:
-            self._buf = self._buf[:, keep - self._start :]
-            self._start = keep
-        return out
 
 
 class _Post:
