@@ -126,8 +126,7 @@ def _espeak(rng: np.random.Generator) -> tuple[np.ndarray, int] | None:
     text = " ".join(TEXTS[i] for i in rng.permutation(len(TEXTS))[:2])
     with tempfile.TemporaryDirectory() as tmp:
         wav = Path(tmp) / "speech.wav"
-        done = subprocess.run([exe, "-v", voice, "-p", str(pitch), "-s", str(speed), "-w", str(wav), text],
-                              capture_output=True)
+        done = subprocess.run([exe, "-v", voice, "-p", str(pitch), "-s", str(speed), "-w", str(wav), text], capture_output=True)
         if done.returncode != 0 or not wav.exists():
             return None
         x, sr = sf.read(wav, dtype="float64", always_2d=True)
@@ -268,8 +267,7 @@ def run_sox(x, sr, nominal, phase, tmp):
     src, dst = tmp / "in.wav", tmp / "out.wav"
     sf.write(src, x.astype(np.float32), sr, subtype="FLOAT")
     chain = [a for k in range(1, HARMONICS + 1) for a in ("bandreject", f"{nominal * k:g}", f"{NOTCH_WIDTH_HZ:g}h")]
-    subprocess.run(["sox", "-D", str(src), "-e", "floating-point", "-b", "32", str(dst), *chain], check=True,
-                   capture_output=True)
+    subprocess.run(["sox", "-D", str(src), "-e", "floating-point", "-b", "32", str(dst), *chain], check=True, capture_output=True)
     return sf.read(dst, dtype="float64")[0]
 
 
@@ -349,9 +347,11 @@ def main(argv: list[str] | None = None) -> int:
                 for hsr in HSRS:
                     rows.append((material, sr, nominal, hsr, *per_hsr[hsr]))
     elapsed = time.perf_counter() - t_start
-    print(f"clean: {', '.join(sorted(origins))}; {SECONDS:g} s; hum {HARMONICS} harmonics, drift within "
-          f"±{DRIFT_MAX_HZ} Hz; {len(seeds)} seeds per case; hum = remaining hum re the hum (dB, median / worst seed);"
-          f" SDR (dB, median / worst seed)")
+    print(
+        f"clean: {', '.join(sorted(origins))}; {SECONDS:g} s; hum {HARMONICS} harmonics, drift within "
+        f"±{DRIFT_MAX_HZ} Hz; {len(seeds)} seeds per case; hum = remaining hum re the hum (dB, median / worst seed);"
+        f" SDR (dB, median / worst seed)"
+    )
     head = f"| {'material':12s} | {'sr':>5s} | {'f':>3s} | {'HSR':>4s} | {'in SDR':>6s} |"
     head += "".join(f" {n + ' hum':>14s} | {n + ' SDR':>14s} |" for n in names)
     print(head)
@@ -362,8 +362,13 @@ def main(argv: list[str] | None = None) -> int:
         for n in names:
             hums = [r[0] for r in results[n]]
             sdrs = [r[1] for r in results[n]]
-            med[(material, sr, nominal, hsr, n)] = (statistics.median(hums), statistics.median(sdrs), max(hums), min(sdrs),
-                                                    min(s - i for s, i in zip(sdrs, inputs, strict=True)))
+            med[(material, sr, nominal, hsr, n)] = (
+                statistics.median(hums),
+                statistics.median(sdrs),
+                max(hums),
+                min(sdrs),
+                min(s - i for s, i in zip(sdrs, inputs, strict=True)),
+            )
             line += f" {statistics.median(hums):6.1f} / {max(hums):5.1f} | {statistics.median(sdrs):6.1f} / {min(sdrs):5.1f} |"
         print(line)
     if "subtract" in names:
@@ -376,11 +381,18 @@ def main(argv: list[str] | None = None) -> int:
             oh, os_, _, _, _ = med[(material, sr, nominal, hsr, "oracle")]
             checks = []
             if hsr == -20:
-                checks = [("hum d<=2", h - oh <= 2, h - oh), ("SDR d>=-2", s - os_ >= -2, s - os_),
-                          ("worst SDR-in>=0", worst_gain >= 0, worst_gain)]
+                checks = [
+                    ("hum d<=2", h - oh <= 2, h - oh),
+                    ("SDR d>=-2", s - os_ >= -2, s - os_),
+                    ("worst SDR-in>=0", worst_gain >= 0, worst_gain),
+                ]
             elif hsr == 0:
-                checks = [("hum<=-30", h <= -30, h), ("SDR>=30", s >= 30, s), ("hum d<=1", h - oh <= 1, h - oh),
-                          ("SDR d>=-1", s - os_ >= -1, s - os_)]
+                checks = [
+                    ("hum<=-30", h <= -30, h),
+                    ("SDR>=30", s >= 30, s),
+                    ("hum d<=1", h - oh <= 1, h - oh),
+                    ("SDR d>=-1", s - os_ >= -1, s - os_),
+                ]
             elif hsr == -40:
                 checks = [("worst SDR-in>=0", worst_gain >= 0, worst_gain)]
             bad = [f"{name} {value:+.1f}" for name, ok, value in checks if not ok]
@@ -390,8 +402,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {misses} of {len(rows)} cases miss a target")
     if "subtract" in names:
         wall, cpu = speed()
-        print(f"\nspeed: subtract at 16 kHz mono, {SPEED_SECONDS:g} s, one thread: {wall:.0f}x real time by the wall clock, "
-              f"{cpu:.0f}x by process CPU time (target >= 100; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+        print(
+            f"\nspeed: subtract at 16 kHz mono, {SPEED_SECONDS:g} s, one thread: {wall:.0f}x real time by the wall clock, "
+            f"{cpu:.0f}x by process CPU time (target >= 100; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
+        )
     print(f"(benchmark ran {elapsed:.0f} s)")
     return 0
 

@@ -149,9 +149,7 @@ def test_blocks_equal_one_shot(rng, block):
     h, _ = hum(50.01, n, amp=0.1)
     x = np.stack([programme(rng, n) + h, 0.5 * h])
     one = dehum(x, sr=SR, freq=50, block_size=1 << 20)
-    a = analyze_hum_blocks(
-        lambda: (x[:, i : i + block] for i in range(0, n, block)), sr=SR, channels=2, n_samples=n, freq=50
-    )
+    a = analyze_hum_blocks(lambda: (x[:, i : i + block] for i in range(0, n, block)), sr=SR, channels=2, n_samples=n, freq=50)
     np.testing.assert_allclose(a.psi, one.analysis.psi, atol=1e-9)
     np.testing.assert_allclose(a.amplitudes, one.analysis.amplitudes, atol=1e-9)
     np.testing.assert_array_equal(a.treated, one.analysis.treated)

@@ -113,9 +113,19 @@ def _hum_totals(levels: HumLevels) -> dict[str, list[float | None]]:
     return {f"{name}_db": _levels(levels.total_db(name)) for name in names}
 
 
-def build_report(analysis: HumAnalysis, after_db: np.ndarray, *, source: AudioSource, target: str,
-                 residual: str | None, method: str, remover: HumRemover, gain: float, peak: float,
-                 levels: HumLevels) -> dict[str, Any]:
+def build_report(
+    analysis: HumAnalysis,
+    after_db: np.ndarray,
+    *,
+    source: AudioSource,
+    target: str,
+    residual: str | None,
+    method: str,
+    remover: HumRemover,
+    gain: float,
+    peak: float,
+    levels: HumLevels,
+) -> dict[str, Any]:
     """The ``--json`` object (see the README for its fields)."""
     a = analysis
     found = a.found
@@ -243,8 +253,15 @@ def _check_outputs(path: str, target: str, residual: str | None, subtype: str) -
 _DEFAULT_INPUTS = InputOptions()
 
 
-def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptions(), *, residual: str | None = None,
-               inputs: InputOptions = _DEFAULT_INPUTS, reporter: Reporter = SILENT) -> DehumResult:
+def dehum_file(
+    path: str,
+    output: str | None,
+    options: DehumOptions = DehumOptions(),
+    *,
+    residual: str | None = None,
+    inputs: InputOptions = _DEFAULT_INPUTS,
+    reporter: Reporter = SILENT,
+) -> DehumResult:
     """Remove the hum of ``path`` into ``output`` (default ``<stem>.dehum.wav``; ``-``: stdout)."""
     if options.method not in METHODS:
         raise ParameterError(f"--method: unknown method {options.method!r} (allowed: {', '.join(METHODS)})")
@@ -268,8 +285,13 @@ def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptio
                     yield block
 
             analysis = analyze_hum_blocks(
-                blocks, sr=source.sr, channels=source.channels, n_samples=source.n_samples, freq=nominal,
-                harmonics=options.harmonics, threshold_db=options.threshold,
+                blocks,
+                sr=source.sr,
+                channels=source.channels,
+                n_samples=source.n_samples,
+                freq=nominal,
+                harmonics=options.harmonics,
+                threshold_db=options.threshold,
             )
             erase: dict[str, Any] = {"win_length": win_length, "width_hz": width_hz} if options.method == "erase" else {}
             remover = HumRemover(analysis, options.method, **erase)  # validates --win/--width
@@ -288,8 +310,12 @@ def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptio
                 else:
                     reporter.info(f"{target}: output peak {dbfs(peak):+.2f} dBFS is within full scale; no gain applied")
             meter = HumMeter(analysis)
-            spec: dict[str, Any] = {"sr": source.sr, "channels": source.channels, "subtype": kind,
-                                    "expected_samples": source.n_samples}
+            spec: dict[str, Any] = {
+                "sr": source.sr,
+                "channels": source.channels,
+                "subtype": kind,
+                "expected_samples": source.n_samples,
+            }
             with outputs_together(), contextlib.ExitStack() as stack:
                 writer = stack.enter_context(WavWriter(target, **spec))
                 res_writer = stack.enter_context(WavWriter(residual, **spec)) if residual is not None else None
@@ -304,6 +330,16 @@ def dehum_file(path: str, output: str | None, options: DehumOptions = DehumOptio
     message = guard.warning(target, "the output")
     if message:
         warnings.warn(message, stacklevel=2)
-    report = build_report(analysis, after, source=source, target=target, residual=residual, method=options.method,
-                          remover=remover, gain=guard.gain, peak=guard.peak, levels=levels)
+    report = build_report(
+        analysis,
+        after,
+        source=source,
+        target=target,
+        residual=residual,
+        method=options.method,
+        remover=remover,
+        gain=guard.gain,
+        peak=guard.peak,
+        levels=levels,
+    )
     return DehumResult(output=target, residual=residual, report=report, summary=summary(analysis, levels))

@@ -79,8 +79,9 @@ def test_raw_pcm_input(cli, tmp_path, rng):
     x, clean = hummed(rng)
     raw = tmp_path / "rec.raw"
     raw.write_bytes(np.round(x[0] * 32767).astype("<i2").tobytes())
-    code, out, err = cli("dehum", raw, "--rate", "16k", "--format", "s16le", "--channels", "1", "--freq", "50",
-                         "-o", tmp_path / "o.wav")
+    code, out, err = cli(
+        "dehum", raw, "--rate", "16k", "--format", "s16le", "--channels", "1", "--freq", "50", "-o", tmp_path / "o.wav"
+    )
     assert code == 0, err
     assert sf.info(tmp_path / "o.wav").subtype == "PCM_16"
     assert sdr(clean[0], sf.read(tmp_path / "o.wav")[0]) > 30
@@ -99,8 +100,22 @@ def test_json_report(cli, rec, tmp_path):
     assert (report["harmonics_considered"], report["treated"]) == (8, [1, 2, 3, 4, 5])
     first = report["harmonics"][0]
     # issue 14 added the hum estimates (hum_*_db, other_removed_db) and "dropped" (do no harm) per harmonic
-    assert set(first) == {"k", "freq_hz", "treated", "level_db", "after_db", "floor_db", "snr_db", "span_s", "dropped",
-                          "hum_before_db", "hum_removed_db", "hum_remaining_db", "other_removed_db", "hum_floor_db"}
+    assert set(first) == {
+        "k",
+        "freq_hz",
+        "treated",
+        "level_db",
+        "after_db",
+        "floor_db",
+        "snr_db",
+        "span_s",
+        "dropped",
+        "hum_before_db",
+        "hum_removed_db",
+        "hum_remaining_db",
+        "other_removed_db",
+        "hum_floor_db",
+    }
     assert first["k"] == 1 and first["treated"] == [True]
     assert first["level_db"][0] == pytest.approx(20 * math.log10(0.08), abs=0.2)
     assert first["after_db"][0] < first["level_db"][0] - 20
@@ -316,7 +331,23 @@ def test_missing_input_exit_3_and_debug_traceback(cli, tmp_path):
 def test_help_lists_every_option(cli):
     code, out, _ = cli("dehum", "--help")
     assert code == 0
-    for option in ("--freq", "--method", "--harmonics", "--threshold", "--width", "--win", "--output", "--residual",
-                   "--subtype", "--normalize", "--json", "--rate", "--format", "--channels", "--fix-nonfinite",
-                   "--quiet", "--debug"):
+    for option in (
+        "--freq",
+        "--method",
+        "--harmonics",
+        "--threshold",
+        "--width",
+        "--win",
+        "--output",
+        "--residual",
+        "--subtype",
+        "--normalize",
+        "--json",
+        "--rate",
+        "--format",
+        "--channels",
+        "--fix-nonfinite",
+        "--quiet",
+        "--debug",
+    ):
         assert option in out

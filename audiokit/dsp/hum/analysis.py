@@ -322,8 +322,15 @@ class _AnalysisState:
         threshold_db = _check_threshold(threshold_db)
         nominal, lo, hi = windows[0]
         return cls(
-            sr=sr, channels=int(channels), n_samples=int(n_samples), auto=freq is None, windows=windows,
-            kmax_req=kmax_req, harmonics_given=harmonics is not None, threshold_db=threshold_db, nominal=nominal,
+            sr=sr,
+            channels=int(channels),
+            n_samples=int(n_samples),
+            auto=freq is None,
+            windows=windows,
+            kmax_req=kmax_req,
+            harmonics_given=harmonics is not None,
+            threshold_db=threshold_db,
+            nominal=nominal,
             search=(lo, hi),
         )
 
@@ -339,8 +346,13 @@ class _AnalysisState:
     def empty(self) -> HumAnalysis:
         """Nothing measured: no harmonic (the signal passes through)."""
         return HumAnalysis.empty(
-            sr=self.sr, channels=self.channels, n_samples=self.n_samples, nominal=self.nominal, auto=self.auto,
-            search=self.search, threshold_db=self.threshold_db,
+            sr=self.sr,
+            channels=self.channels,
+            n_samples=self.n_samples,
+            nominal=self.nominal,
+            auto=self.auto,
+            search=self.search,
+            threshold_db=self.threshold_db,
         )
 
 
@@ -531,8 +543,9 @@ def _measure_lines(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]
     probes = s.f_ref * np.array([sign * p for p in PROBE_FRACTIONS for sign in (1.0, -1.0)])
     v = np.zeros((channels, kmax, framer.n_frames), complex)
     r = np.zeros((channels, kmax, framer.n_frames))
-    short = Framer(n_samples=framer.n_samples, length=frame_length(SHORT_FRAME_SECONDS, s.rate),
-                   hop=frame_hop(SHORT_HOP_SECONDS, s.rate))
+    short = Framer(
+        n_samples=framer.n_samples, length=frame_length(SHORT_FRAME_SECONDS, s.rate), hop=frame_hop(SHORT_HOP_SECONDS, s.rate)
+    )
     _, _, times2, _ = frame_geometry(short, np.arange(short.n_frames), decim, sr)
     v2 = np.zeros((channels, kmax, short.n_frames), complex)
     r2 = np.zeros((channels, kmax, short.n_frames))
@@ -557,13 +570,27 @@ def _result(s: _AnalysisState) -> HumAnalysis:
     """The :class:`HumAnalysis` of the state; warns when no harmonic is treated."""
     channels, n_k, m = s.channels, len(s.harmonics), s.v.shape[-1]
     analysis = HumAnalysis(
-        sr=s.sr, channels=channels, n_samples=s.n_samples, nominal=s.nominal, auto=s.auto, search=s.search,
-        f_ref=float(s.f_ref), harmonics=s.harmonics.astype(np.int64), times=s.times, psi=s.psi,
-        amplitudes=s.amplitudes.reshape(channels, n_k, m), treated=s.treated,
-        level_db=power_db(np.mean(np.abs(s.v) ** 2, axis=-1)), floor_db=power_db(np.mean(s.r, axis=-1)),
-        snr_db=s.snr_db, span_s=np.asarray(SPANS)[s.choice].reshape(channels, n_k),
-        tracked=tuple(int(k) for k in s.tracked), threshold_db=s.threshold_db, dropped=s.harmless,
-        weights=s.weights.reshape(channels, n_k, m), frames=s.rot.reshape(channels, n_k, m),
+        sr=s.sr,
+        channels=channels,
+        n_samples=s.n_samples,
+        nominal=s.nominal,
+        auto=s.auto,
+        search=s.search,
+        f_ref=float(s.f_ref),
+        harmonics=s.harmonics.astype(np.int64),
+        times=s.times,
+        psi=s.psi,
+        amplitudes=s.amplitudes.reshape(channels, n_k, m),
+        treated=s.treated,
+        level_db=power_db(np.mean(np.abs(s.v) ** 2, axis=-1)),
+        floor_db=power_db(np.mean(s.r, axis=-1)),
+        snr_db=s.snr_db,
+        span_s=np.asarray(SPANS)[s.choice].reshape(channels, n_k),
+        tracked=tuple(int(k) for k in s.tracked),
+        threshold_db=s.threshold_db,
+        dropped=s.harmless,
+        weights=s.weights.reshape(channels, n_k, m),
+        frames=s.rot.reshape(channels, n_k, m),
         noise=s.noise.reshape(channels, n_k),
     )
     if not analysis.found:

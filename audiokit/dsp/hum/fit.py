@@ -145,8 +145,9 @@ def average_amplitudes(s: _AnalysisState) -> None:
     kappa = overlap_factor(hann_positive(s.length), s.hop)
     # the short frames' window and hop, computed from the 1 s hop as they always were: bit for bit
     # the short framer's, but for sample rates where 0.5·rate is an exact half-integer (e.g. 203 Hz)
-    kappa2 = overlap_factor(hann_positive(max(1, odd(int(round(SHORT_FRAME_SECONDS * s.hop / hop_s))))),
-                            max(1, int(round(s.hop * hop2_s / hop_s))))
+    kappa2 = overlap_factor(
+        hann_positive(max(1, odd(int(round(SHORT_FRAME_SECONDS * s.hop / hop_s))))), max(1, int(round(s.hop * hop2_s / hop_s)))
+    )
     power, noise = np.zeros(rot.shape[0]), np.zeros(rot.shape[0])
     amps = np.zeros_like(rot)
     weights = np.zeros(rot.shape)
@@ -168,8 +169,9 @@ def average_amplitudes(s: _AnalysisState) -> None:
                 s2 = kappa2 * np.mean(sandwich_variance(rot2[sel], mean2, w2, kx2), axis=-1)
                 use = s2 < s1
                 if use.any():
-                    mi = (np.array([np.interp(times, s.times_short, z) for z in mean2[use].real])
-                          + 1j * np.array([np.interp(times, s.times_short, z) for z in mean2[use].imag]))
+                    mi = np.array([np.interp(times, s.times_short, z) for z in mean2[use].real]) + 1j * np.array(
+                        [np.interp(times, s.times_short, z) for z in mean2[use].imag]
+                    )
                     amps[sel[use]] = mi
             den = convolve_frames(w, kx)
             var = convolve_frames(w**2 * rr[sel], kx**2)

@@ -42,7 +42,8 @@ class HumMeter:
         self._decim = decimation_factor(a.sr)
         rate = a.sr / self._decim
         self._framer = Framer(
-            n_samples=n_decimated(a.n_samples, self._decim), length=frame_length(FRAME_SECONDS, rate),
+            n_samples=n_decimated(a.n_samples, self._decim),
+            length=frame_length(FRAME_SECONDS, rate),
             hop=frame_hop(HOP_SECONDS, rate),
         )
         self._dem = Demodulator(harmonics=a.harmonics, channels=a.channels, decim=self._decim, phase=a.phase)
@@ -164,6 +165,9 @@ def hum_levels(analysis: HumAnalysis, output: HumMeter) -> HumLevels:
         return np.mean(avg.real**2 + avg.imag**2, axis=-1) if avg.shape[-1] else np.zeros(shape)
 
     return HumLevels(
-        before=np.maximum(power(out + rem) - floor, 0.0), removed=power(rem), remaining=np.maximum(power(out), floor),
-        other_removed=power(removed - rem), floor=floor,
+        before=np.maximum(power(out + rem) - floor, 0.0),
+        removed=power(rem),
+        remaining=np.maximum(power(out), floor),
+        other_removed=power(removed - rem),
+        floor=floor,
     )

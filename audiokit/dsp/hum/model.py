@@ -180,16 +180,37 @@ class HumAnalysis:
 
     @classmethod
     def empty(
-        cls, *, sr: int, channels: int, n_samples: int, nominal: float, auto: bool, search: tuple[float, float],
+        cls,
+        *,
+        sr: int,
+        channels: int,
+        n_samples: int,
+        nominal: float,
+        auto: bool,
+        search: tuple[float, float],
         threshold_db: float,
     ) -> HumAnalysis:
         """An analysis that found nothing to measure: no harmonic, no frame (removal passes the signal through)."""
         z = np.zeros((channels, 0))
         return cls(
-            sr=sr, channels=channels, n_samples=n_samples, nominal=nominal, auto=auto, search=search,
-            f_ref=float(nominal), harmonics=np.zeros(0, np.int64), times=np.zeros(0),
-            psi=np.zeros(0), amplitudes=np.zeros((channels, 0, 0), complex), treated=np.zeros((channels, 0), bool),
-            level_db=z, floor_db=z.copy(), snr_db=z.copy(), span_s=z.copy(), tracked=(), threshold_db=threshold_db,
+            sr=sr,
+            channels=channels,
+            n_samples=n_samples,
+            nominal=nominal,
+            auto=auto,
+            search=search,
+            f_ref=float(nominal),
+            harmonics=np.zeros(0, np.int64),
+            times=np.zeros(0),
+            psi=np.zeros(0),
+            amplitudes=np.zeros((channels, 0, 0), complex),
+            treated=np.zeros((channels, 0), bool),
+            level_db=z,
+            floor_db=z.copy(),
+            snr_db=z.copy(),
+            span_s=z.copy(),
+            tracked=(),
+            threshold_db=threshold_db,
         )
 
     # -- the fundamental
