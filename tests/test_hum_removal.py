@@ -169,8 +169,12 @@ def test_eraser_settings_for_reports(hummed):
         ("subtract", {"win_length": 16000}, r"win_length and width_hz apply to method='erase' only"),
         ("subtract", {"width_hz": 4.0}, r"win_length and width_hz apply to method='erase' only"),
         ("notch", {}, r"unknown method 'notch'; allowed: subtract, erase"),
-        ("erase", {"win_length": 1000}, r"the erase window must hold at least 4 periods of the fundamental "
-                                        r"\(0\.0\d+ s = 1280 samples\) to resolve the hum lines; got 1000 samples"),
+        (
+            "erase",
+            {"win_length": 1000},
+            r"the erase window must hold at least 4 periods of the fundamental "
+            r"\(0\.0\d+ s = 1280 samples\) to resolve the hum lines; got 1000 samples",
+        ),
         ("erase", {"win_length": 16000.0}, r"win_length must be a whole number of samples, got 16000\.0"),
         ("erase", {"win_length": True}, r"win_length must be a whole number of samples, got True"),
         ("erase", {"width_hz": 0}, r"width_hz must be a number of Hz > 0, got 0"),

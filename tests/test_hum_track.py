@@ -93,4 +93,3 @@ def test_long_term_spectrum_finds_the_fundamental_of_a_hum(rng):
     f0, score, prom = find_fundamental(lts.finish(), lts.df, lo=49.5, hi=50.5, kmax=5, fmax=300.0)
     assert f0 == pytest.approx(50.04, abs=0.05)  # coarse (bins of 0.33 Hz): the drift tracking refines it
     assert 0 < score < 5 * 30 and np.all(prom > 6.0)
-

@@ -14,7 +14,16 @@ from ..io import is_stdio
 from ..pipelines.dehum import DehumOptions, dehum_file
 from . import console
 from .options import (
-    Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter,
+    Debug,
+    FixNonFinite,
+    Quiet,
+    RawChannels,
+    RawFormatOpt,
+    RawRate,
+    inputs_from,
+    print_paths,
+    refuse_terminal,
+    reporter,
 )
 
 HUM_PANEL = "Hum"
@@ -25,46 +34,77 @@ OUT_PANEL = "Output"
 def options_from(params: Mapping[str, Any]) -> DehumOptions:
     """The pipeline options from the parameter values of :func:`dehum_command` (also ``audiokit batch``)."""
     p = params
-    return DehumOptions(freq=p["freq"], method=p["method"], harmonics=p["harmonics"], threshold=p["threshold"],
-                        width=p["width"], win=p["win"], subtype=p["subtype"], normalize=p["normalize"])
+    return DehumOptions(
+        freq=p["freq"],
+        method=p["method"],
+        harmonics=p["harmonics"],
+        threshold=p["threshold"],
+        width=p["width"],
+        win=p["win"],
+        subtype=p["subtype"],
+        normalize=p["normalize"],
+    )
 
 
 def dehum_command(
     file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     freq: Annotated[
         str,
-        typer.Option("--freq", help="Mains frequency: 50, 60 or any frequency in Hz (the estimate is searched within ±1 %), or auto (tries 50 and 60).",
-                     rich_help_panel=HUM_PANEL),
+        typer.Option(
+            "--freq",
+            help="Mains frequency: 50, 60 or any frequency in Hz (the estimate is searched within ±1 %), or auto (tries 50 and 60).",
+            rich_help_panel=HUM_PANEL,
+        ),
     ] = "auto",
     method: Annotated[
         str,
-        typer.Option("--method", help="subtract (model the hum and subtract it) or erase (zero its STFT bins, overlap-add).",
-                     rich_help_panel=HUM_PANEL),
+        typer.Option(
+            "--method",
+            help="subtract (model the hum and subtract it) or erase (zero its STFT bins, overlap-add).",
+            rich_help_panel=HUM_PANEL,
+        ),
     ] = "subtract",
     harmonics: Annotated[
         Optional[int],
-        typer.Option("--harmonics", min=1, help="Highest harmonic considered (default 40, below Nyquist); only those detected are treated.",
-                     rich_help_panel=HUM_PANEL),
+        typer.Option(
+            "--harmonics",
+            min=1,
+            help="Highest harmonic considered (default 40, below Nyquist); only those detected are treated.",
+            rich_help_panel=HUM_PANEL,
+        ),
     ] = None,
     threshold: Annotated[
         float,
-        typer.Option("--threshold", help="Detection threshold in dB: a harmonic is treated when its fitted power exceeds what the local noise alone would give by this much.",
-                     rich_help_panel=HUM_PANEL),
+        typer.Option(
+            "--threshold",
+            help="Detection threshold in dB: a harmonic is treated when its fitted power exceeds what the local noise alone would give by this much.",
+            rich_help_panel=HUM_PANEL,
+        ),
     ] = DEFAULT_THRESHOLD_DB,
     width: Annotated[
         Optional[str],
-        typer.Option("--width", help="Band erased around each line, e.g. 4 or 4Hz (default: the window's main lobe, 4/WIN Hz) plus the drift within a frame.",
-                     rich_help_panel=ERASE_PANEL),
+        typer.Option(
+            "--width",
+            help="Band erased around each line, e.g. 4 or 4Hz (default: the window's main lobe, 4/WIN Hz) plus the drift within a frame.",
+            rich_help_panel=ERASE_PANEL,
+        ),
     ] = None,
     win: Annotated[
         Optional[str],
-        typer.Option("--win", help=f"STFT window, e.g. 1s, 2s or samples (default {ERASE_WINDOW_SECONDS:g}s; at least 4 periods of the hum).",
-                     rich_help_panel=ERASE_PANEL),
+        typer.Option(
+            "--win",
+            help=f"STFT window, e.g. 1s, 2s or samples (default {ERASE_WINDOW_SECONDS:g}s; at least 4 periods of the hum).",
+            rich_help_panel=ERASE_PANEL,
+        ),
     ] = None,
     output: Annotated[
         Optional[str],
-        typer.Option("-o", "--output", help="WAV file to write, or - for stdout.  Default: <stem>.dehum.wav beside the input.",
-                     rich_help_panel=OUT_PANEL),
+        typer.Option(
+            "-o",
+            "--output",
+            help="WAV file to write, or - for stdout.  Default: <stem>.dehum.wav beside the input.",
+            rich_help_panel=OUT_PANEL,
+        ),
     ] = None,
     residual: Annotated[
         Optional[str],
@@ -72,13 +112,19 @@ def dehum_command(
     ] = None,
     subtype: Annotated[
         Optional[str],
-        typer.Option("--subtype", help="Output PCM_U8, PCM_16, PCM_24, PCM_32, FLOAT or DOUBLE.  Default: as the input.",
-                     rich_help_panel=OUT_PANEL),
+        typer.Option(
+            "--subtype",
+            help="Output PCM_U8, PCM_16, PCM_24, PCM_32, FLOAT or DOUBLE.  Default: as the input.",
+            rich_help_panel=OUT_PANEL,
+        ),
     ] = None,
     normalize: Annotated[
         bool,
-        typer.Option("--normalize", help="If the output would exceed full scale, scale it down to fit (one more pass).",
-                     rich_help_panel=OUT_PANEL),
+        typer.Option(
+            "--normalize",
+            help="If the output would exceed full scale, scale it down to fit (one more pass).",
+            rich_help_panel=OUT_PANEL,
+        ),
     ] = False,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print a JSON report on stdout (it holds the written paths) instead of the paths.")
@@ -117,8 +163,7 @@ def dehum_command(
     if is_stdio(output) and json_out:
         raise ParameterError("--json and -o - both write to stdout: give -o PATH with --json")
     refuse_terminal(output, "WAV")
-    result = dehum_file(file, output, options, residual=residual, inputs=inputs_from(params),
-                        reporter=reporter())
+    result = dehum_file(file, output, options, residual=residual, inputs=inputs_from(params), reporter=reporter())
     console.info(result.summary)
     if json_out:
         print(json.dumps(result.report, indent=2))
