@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ..dsp.features import DeltaStream
 from ..errors import ParameterError
 from ..io import is_stdio, outputs_together, write_bytes_atomic
 from ..io.npy import NpyFrameWriter, write_sidecar
@@ -139,7 +138,7 @@ class _Post:
     """Per-channel chain: sliding CMVN → deltas; sums for utterance CMVN.  Blocks are ``(dim, k)`` float64."""
 
     def __init__(self, o: FeatureOptions, dim: int):
-        from ..dsp.features import SlidingCmvn
+        from ..dsp.features import DeltaStream, SlidingCmvn  # scipy: only when a feature job runs
 
         self.cmvn = SlidingCmvn(window=o.cmvn_window, center=True, axis=-1) if o.cmvn == "sliding" else None
         self.deltas = DeltaStream(o.deltas, o.delta_method, window=o.delta_window, width=o.delta_width) if o.deltas else None
