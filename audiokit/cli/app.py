@@ -92,8 +92,28 @@ class Terminated(BaseException):
     """Raised in the main thread when SIGTERM arrives, so cleanup code runs."""
 
 
+#: Signals received during this run (SIGINT, SIGTERM), whether or not their exception reached :func:`main`.
+_RECEIVED: list[int] = []
+#: Exit code and message of a run ended by a signal.
+_ENDED_BY: dict[int, tuple[int, str]] = {int(signal.SIGINT): (130, "interrupted"), int(signal.SIGTERM): (143, "terminated")}
+
+
 def _on_sigterm(signum, frame) -> None:
+    _RECEIVED.append(signum)
     raise Terminated()
+
+
+def _on_sigint(signum, frame) -> None:
+    _RECEIVED.append(signum)
+    raise KeyboardInterrupt
+
+
+def _quiet_unraisable(unraisable: Any) -> None:
+    """Python drops an exception raised inside a callback (a weakref or import-lock callback, ``__del__``) and
+    prints it as "Exception ignored".  Ours are recorded in :data:`_RECEIVED` and acted on by :func:`main`."""
+    if isinstance(unraisable.exc_value, (KeyboardInterrupt, Terminated)):
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 class _Escaped(BaseException):
@@ -124,6 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    # Ctrl-C stays ignored when the run was started with it ignored (a background job); otherwise it is recorded too
+    previous_int = signal.getsignal(signal.SIGINT)
+    if previous_int is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+    sys.unraisablehook = _quiet_unraisable
+    _RECEIVED.clear()
     _reopen_closed_stdio()
     try:
         if args == ["--version"]:  # the common case without Typer (same output as the eager option)
@@ -148,6 +174,13 @@ def main(argv: list[str] | None = None) -> int:
         code = exc.exit_code
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if previous_int is signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous_int)
+    if _RECEIVED and code not in (130, 143):
+        # The signal's exception was swallowed inside a callback and the command went on to the end: its outputs
+        # are complete (committed together), but the run was still interrupted, and says so.
+        code, word = _ENDED_BY[_RECEIVED[0]]
+        console.error(word)
     try:
         sys.stdout.flush()
     except BrokenPipeError:

@@ -105,7 +105,8 @@ def test_signals_at_random_moments(command, source, tmp_path):
             # Killed by the default action: the signal landed while the interpreter was starting (before Python
             # installs its handlers) or exiting (after it removed them).  The shell reports 128 + signum, and the
             # outputs are either all there (the work was done) or none.
-            assert err in ("", f"error: {'interrupted' if signum == signal.SIGINT else 'terminated'}\n"), err
+            # what it printed before (dehum's summary, the "interrupted" line) is fine; a traceback is not
+            assert "Traceback" not in err and "error: internal" not in err, err
             assert _contents(out_dir) in ({}, reference)
             runs += 1
             continue
@@ -119,6 +120,7 @@ def test_signals_at_random_moments(command, source, tmp_path):
             word = "interrupted" if code == 130 else "terminated"
             assert err.splitlines()[-1] == f"error: {word}" and err.count("error:") == 1, err
             assert code == (130 if signum == signal.SIGINT else 143)
-            assert list(out_dir.iterdir()) == [], sorted(p.name for p in out_dir.iterdir())
+            # a signal after the outputs were committed (while the summary prints) leaves them complete
+            assert _contents(out_dir) in ({}, reference), sorted(p.name for p in out_dir.iterdir())
         runs += 1
     assert runs >= 3
