@@ -36,14 +36,12 @@ FixNonFinite = Annotated[
 ]
 
 
-def input_options(rate: str | None, fmt: str | None, channels: int | None, fix_nonfinite: bool) -> InputOptions:
-    """The pipelines' :class:`InputOptions` from the shared raw-PCM and NaN options."""
-    return InputOptions(rate=rate, format=fmt, channels=channels, fix_nonfinite=fix_nonfinite)
-
-
 def inputs_from(params: Mapping[str, Any]) -> InputOptions:
-    """:func:`input_options` from a command's parameter values (``rate``, ``fmt``, ``channels``, ``fix_nonfinite``)."""
-    return input_options(params["rate"], params["fmt"], params["channels"], params["fix_nonfinite"])
+    """The pipelines' :class:`InputOptions` from a command's raw-PCM and NaN parameters (``rate``, ``fmt``,
+    ``channels``, ``fix_nonfinite``)."""
+    return InputOptions(
+        rate=params["rate"], format=params["fmt"], channels=params["channels"], fix_nonfinite=params["fix_nonfinite"]
+    )
 
 
 def reporter() -> Reporter:
