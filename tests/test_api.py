@@ -89,3 +89,10 @@ def test_unknown_attribute_is_an_attribute_error():
 
 def test_corpus_loader_is_reachable_from_the_package():
     assert callable(audiokit.corpus.open)
+
+
+def test_the_lazy_table_lists_exactly_the_api():
+    # __init__ repeats api.__all__ so that `import audiokit` need not import numpy; the two must not drift apart
+    from audiokit import _LAZY, api
+
+    assert sorted(name for name, module in _LAZY.items() if module == "api") == sorted(api.__all__)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from kaldi_reference import knf, knf_features, needs_knf
 
 from audiokit.dsp.kaldi import (
     FLT_EPSILON,
@@ -39,12 +40,6 @@ from audiokit.dsp.kaldi import (
     window_function,
 )
 from audiokit.errors import ParameterError
-
-try:
-    import kaldi_native_fbank as knf
-except ImportError:  # the naive-loop and property tests still run
-    knf = None
-needs_knf = pytest.mark.skipif(knf is None, reason="kaldi-native-fbank is not installed (test extra)")
 
 SPEECH = Path(__file__).resolve().parents[1] / "examples" / "data" / "speech.wav"
 
@@ -88,27 +83,6 @@ def synth(sr: int, *, chirp_amp: float = 0.1, noise: float = 3e-3, seed: int = 1
 # --------------------------------------------------------------------------------------------
 # References
 # --------------------------------------------------------------------------------------------
-def knf_features(x: np.ndarray, sr: int, mfcc: bool, **kw) -> np.ndarray:
-    opts = knf.MfccOptions() if mfcc else knf.FbankOptions()
-    opts.frame_opts.dither = 0.0
-    opts.frame_opts.samp_freq = sr
-    for key, value in kw.items():
-        if key == "num_mel_bins":
-            opts.mel_opts.num_bins = value
-        elif hasattr(opts.frame_opts, key):
-            setattr(opts.frame_opts, key, value)
-        elif hasattr(opts.mel_opts, key):
-            setattr(opts.mel_opts, key, value)
-        else:
-            setattr(opts, key, value)
-    comp = knf.OnlineMfcc(opts) if mfcc else knf.OnlineFbank(opts)
-    comp.accept_waveform(sr, (x * 32768.0).astype(np.float32))
-    comp.input_finished()
-    n = comp.num_frames_ready
-    dim = opts.num_ceps if mfcc else opts.mel_opts.num_bins + int(opts.use_energy)
-    return np.stack([comp.get_frame(i) for i in range(n)]) if n else np.zeros((0, dim), np.float32)
-
-
 def naive_kaldi(x: np.ndarray, o: FbankOptions | MfccOptions, scale: float = 32768.0) -> np.ndarray:
     """Kaldi's per-frame loop, written out (float64 arithmetic, Kaldi's float32 tables)."""
     wave = np.asarray(x, dtype=np.float64) * scale

@@ -22,17 +22,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from kaldi_reference import knf_features, needs_knf
 
 import audiokit
 
 from .helpers import write
 
 librosa = pytest.importorskip("librosa")
-try:
-    import kaldi_native_fbank as knf
-except ImportError:
-    knf = None
-needs_knf = pytest.mark.skipif(knf is None, reason="kaldi-native-fbank is not installed (test extra)")
 
 SPEECH = Path(__file__).resolve().parents[2] / "examples" / "data" / "speech.wav"
 TORCH_REF = Path(__file__).resolve().parents[1] / "data" / "torchaudio"
@@ -64,26 +60,6 @@ def synth(sr: int) -> np.ndarray:
 
 def signal(name: str, sr: int) -> np.ndarray:
     return speech(sr) if name == "speech" else synth(sr)
-
-
-def knf_features(x: np.ndarray, sr: int, mfcc: bool, **kw) -> np.ndarray:
-    """kaldi-native-fbank on int16-scaled samples, frames x bins."""
-    opts = knf.MfccOptions() if mfcc else knf.FbankOptions()
-    opts.frame_opts.dither = 0.0
-    opts.frame_opts.samp_freq = sr
-    for key, value in kw.items():
-        if key == "num_mel_bins":
-            opts.mel_opts.num_bins = value
-        elif hasattr(opts.frame_opts, key):
-            setattr(opts.frame_opts, key, value)
-        elif hasattr(opts.mel_opts, key):
-            setattr(opts.mel_opts, key, value)
-        else:
-            setattr(opts, key, value)
-    comp = knf.OnlineMfcc(opts) if mfcc else knf.OnlineFbank(opts)
-    comp.accept_waveform(sr, (x * 32768.0).astype(np.float32))
-    comp.input_finished()
-    return np.stack([comp.get_frame(i) for i in range(comp.num_frames_ready)])
 
 
 def run_npy(cli, x: np.ndarray, sr: int, tmp_path: Path, command: str, *args: str, name: str = "out") -> tuple[np.ndarray, dict]:
