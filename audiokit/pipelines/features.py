@@ -42,6 +42,7 @@ from ..validate import check_int
 from .kaldi_frontend import KALDI_SAMPLE_SCALE, KaldiFrontend, kaldi_checks, kaldi_options
 from .params import InputOptions, choice
 from .progress import SILENT, Reporter
+from .sidecar import plan_fields
 from .timefreq import TimeFreqOptions, TimeFreqResult, default_outputs, mel_bank, parse_ref
 
 if TYPE_CHECKING:
@@ -501,13 +502,7 @@ class _FeatureJob:
         plan = self.plan
         meta.update(
             {
-                "win_length": plan.win_length,
-                "hop_length": plan.hop_length,
-                "n_fft": plan.n_fft,
-                "window": str(plan.window_spec),
-                "periodic": plan.periodic,
-                "center": plan.center,
-                "pad_mode": plan.pad_mode,
+                **plan_fields(plan),
                 "window_position": "center",
                 "mel": self.mel_meta,
                 "mel_centre_hz": [round(float(f), 6) for f in self.row_freqs],

@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..io import is_stdio
 from ..io.reader import MAX_SR, MIN_SR
 
-__all__ = ["timefreq_metadata", "check_stft_sidecar", "plan_from_sidecar", "PLAN_KEYS"]
+__all__ = ["timefreq_metadata", "plan_fields", "check_stft_sidecar", "plan_from_sidecar", "PLAN_KEYS"]
 
 #: Largest DFT size a sidecar may ask for (2**24 samples: 6 minutes at 48 kHz, far beyond any STFT frame).
 MAX_N_FFT = 1 << 24
@@ -89,13 +89,7 @@ def timefreq_metadata(
         "layout": "(n_rows, n_frames)" if channels == 1 else "(channels, n_rows, n_frames)",
         "shape": list(shape),
         "dtype": np.dtype(dtype).name,
-        "win_length": plan.win_length,
-        "hop_length": plan.hop_length,
-        "n_fft": plan.n_fft,
-        "window": str(plan.window_spec),
-        "periodic": plan.periodic,
-        "center": plan.center,
-        "pad_mode": plan.pad_mode,
+        **plan_fields(plan),
         "scale": scale,
         "values": values,
         "amin": amin,
@@ -112,6 +106,19 @@ def timefreq_metadata(
     }
     meta.update(rows)
     return meta
+
+
+def plan_fields(plan: Any) -> dict[str, Any]:
+    """The sidecar keys that describe an :class:`~audiokit.dsp.stft.StftPlan` (what :func:`plan_from_sidecar` reads)."""
+    return {
+        "win_length": plan.win_length,
+        "hop_length": plan.hop_length,
+        "n_fft": plan.n_fft,
+        "window": str(plan.window_spec),
+        "periodic": plan.periodic,
+        "center": plan.center,
+        "pad_mode": plan.pad_mode,
+    }
 
 
 def check_stft_sidecar(meta: object, path: str) -> dict[str, Any]:
