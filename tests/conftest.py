@@ -94,3 +94,20 @@ def pcm16():
         return np.asarray(codes, dtype="<i2").tobytes()
 
     return make
+
+
+@pytest.fixture
+def cli(capsys):
+    """``cli(*args) -> (exit_code, stdout_text, stderr_text)``, running ``audiokit.cli.app.main(argv)`` in this process.
+
+    An ImportError of the CLI is raised here, so the tests using it error loudly (never a skip).
+    """
+    from audiokit.cli.app import main
+
+    def call(*args) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call

@@ -43,20 +43,6 @@ def corpus(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def cli(capsys):
-    """``cli(*args) -> (exit_code, stdout, stderr)`` through ``audiokit.cli.app.main`` in this process."""
-    from audiokit.cli.app import main
-
-    def call(*args) -> tuple[int, str, str]:
-        capsys.readouterr()
-        code = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return call
-
-
 def audiokit_cmd(*args) -> list[str]:
     """The argv of ``python -m audiokit ARGS`` (for subprocesses)."""
     return [sys.executable, "-m", "audiokit", *map(str, args)]

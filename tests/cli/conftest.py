@@ -23,20 +23,6 @@ def cli_app() -> ModuleType:
 
 
 @pytest.fixture
-def cli(capsys, cli_app: ModuleType):
-    """``cli(*args) -> (exit_code, stdout_text, stderr_text)``, running ``main(argv)`` in this process."""
-    main = cli_app.main
-
-    def call(*args) -> tuple[int, str, str]:
-        capsys.readouterr()
-        code = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return call
-
-
-@pytest.fixture
 def run(tmp_path: Path):
     """``run(*args, stdin=None) -> (exit_code, stdout_bytes, stderr_text)`` via ``python -m audiokit`` in tmp_path."""
 
