@@ -32,8 +32,6 @@ from __future__ import annotations
 from typing import Any, Literal, get_args
 
 import numpy as np
-import scipy.fft
-import scipy.signal
 
 from ..errors import ParameterError
 from ..validate import check_choice, check_int, check_real
@@ -141,6 +139,8 @@ def mfcc(
     lift = check_real(lifter, "lifter")
     if lift < 0:
         raise ParameterError(f"lifter must be >= 0, got {lifter!r}")
+    import scipy.fft  # imported when used: scipy.signal alone costs more than numpy at start-up
+
     m = scipy.fft.dct(s, type=dct_type, norm=norm, axis=m_ax)
     m = np.take(m, np.arange(k), axis=m_ax)
     if lift > 0:
@@ -257,6 +257,8 @@ def delta(
     mode = check_choice(mode, "mode", ("interp", "nearest", "mirror", "constant", "wrap"))
     if mode == "interp" and w > x.shape[ax]:
         raise ParameterError(f"with mode='interp', width ({w}) cannot exceed the number of frames ({x.shape[ax]})")
+    import scipy.signal  # imported when used (librosa's delta only)
+
     return scipy.signal.savgol_filter(x, w, polyorder=r, deriv=r, axis=ax, mode=mode)
 
 

@@ -50,11 +50,11 @@ def test_help_imports_no_numeric_module(tmp_path):
     assert not names & {*HEAVY, "pydantic"}, sorted(names & {*HEAVY, "pydantic"})
 
 
-@pytest.mark.parametrize("kind", ["mel", "spectrogram"])
-def test_npy_only_job_imports_no_matplotlib_pydantic_nor_scipy(tmp_path, kind):
+@pytest.mark.parametrize("args", [["mel"], ["spectrogram"], ["mel", "--compat", "kaldi"], ["mfcc", "--compat", "kaldi"]])
+def test_npy_only_job_imports_no_matplotlib_pydantic_nor_scipy(tmp_path, args):
     t = np.arange(16000) / 16000
     sf.write(tmp_path / "a.wav", 0.5 * np.sin(2 * np.pi * 440 * t), 16000, subtype="PCM_16")
-    names = _imported([kind, "a.wav", "--npy", "a.npy", "-q"], tmp_path)
+    names = _imported([args[0], "a.wav", *args[1:], "--npy", "a.npy", "-q"], tmp_path)
     assert "numpy" in names
     assert not names & {"matplotlib", "pydantic", "scipy"}, sorted(names & {"matplotlib", "pydantic", "scipy"})
 
