@@ -15,6 +15,7 @@ Exit codes (also in README "Exit codes"):
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import signal
@@ -51,6 +52,13 @@ def _build_app() -> Any:
     class Commands(LazyGroup):
         wrap = staticmethod(_guarded)
 
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            literal_help(self)  # the root's options and the command list (summaries)
+
+        def get_command(self, ctx: Any, cmd_name: str) -> Any:
+            return literal_help(super().get_command(ctx, cmd_name))
+
     def _version(value: bool) -> None:
         if value:
             print(_version_text())
@@ -79,6 +87,31 @@ def _build_app() -> Any:
     }
     typer_app.callback()(_root)
     return typer_app
+
+
+def literal_help(command: Any) -> Any:
+    """Make ``command`` (and its subcommands) show every help text as written; return it.
+
+    Typer renders help with rich markup on, so a bracket that looks like a tag was eaten: ``--npy`` read "Save rows
+    as .npy" (``[freq_hz, amplitude(, phase)]``), ``[on]``/``[sr/2]`` left " ." and ``|X[k]|^2`` "|X|^2".  No help
+    in audiokit uses markup, so the texts are escaped here, once, for every command (rich's own rule: only what
+    would be read as a tag gets a backslash).  A ``None`` command (unknown name) is returned as is.
+    """
+    if command is None or getattr(command, "_audiokit_literal", False) or getattr(command, "rich_markup_mode", None) != "rich":
+        return command
+    from rich.markup import escape
+
+    command._audiokit_literal = True
+    for attribute in ("help", "short_help", "epilog"):
+        if getattr(command, attribute, None):
+            setattr(command, attribute, escape(getattr(command, attribute)))
+    for param in getattr(command, "params", ()):
+        for attribute in ("help", "rich_help_panel"):
+            if getattr(param, attribute, None):
+                setattr(param, attribute, escape(getattr(param, attribute)))
+    for sub in getattr(command, "commands", {}).values():
+        literal_help(sub)
+    return command
 
 
 def __getattr__(name: str) -> Any:
@@ -166,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         code = 141
+    except SystemExit as exc:  # rich's Console and Typer end a write to a closed pipe with exit(1): it is a 141
+        if not _closed_pipe(exc):
+            raise
+        _silence_stdout()
+        code = 141
     except OSError as exc:  # writing a command's data to standard output (a full disk behind a redirection, ...)
         _report(exc, debug, f"standard output: {_os_reason(exc)}")
         code = 4
@@ -194,6 +232,21 @@ def main(argv: list[str] | None = None) -> int:
         console.error(str(exc))
         code = code or exc.exit_code
     return code
+
+
+def _closed_pipe(exc: BaseException | None) -> bool:
+    """True when ``exc`` is a write to a closed pipe, or was raised while handling one.
+
+    rich (``Console.on_broken_pipe``: a result table, the help) and Typer (an ``EPIPE`` outside a command) catch the
+    ``BrokenPipeError`` themselves and raise ``SystemExit(1)`` in its place; the original stays as its context.
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _os_reason(exc: OSError) -> str:

@@ -107,7 +107,7 @@ _BATCH_PARAMS = [
         Optional[str],
         None,
         "--scheduler",
-        help="Run on a Dask cluster, e.g. tcp://10.0.0.5:8786 (pip install 'audiokit\\[cluster]'; "
+        help="Run on a Dask cluster, e.g. tcp://10.0.0.5:8786 (pip install 'audiokit[cluster]'; "
         "inputs and --out on storage the workers share).",
     ),
     _batch_option("summary_json", bool, False, "--json", help="Print the summary as JSON on stdout."),

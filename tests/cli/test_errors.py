@@ -245,6 +245,62 @@ def test_broken_pipe_is_silent(tmp_path, unbuffered):
     assert err == ""
 
 
+#: Commands that print to stdout: rich tables (info, spectrum), JSON, WAV bytes, the help (rich too).
+CLOSED_PIPE_COMMANDS = {
+    "info table": ["info", "{wav}"],
+    "info table, 3 files": ["info", "{wav}", "{wav}", "{wav}"],
+    "info --json, 2 files": ["info", "--json", "{wav}", "{wav}"],
+    "spectrum table": ["spectrum", "{wav}", "--peaks", "3"],
+    "spectrum --json": ["spectrum", "{wav}", "--json"],
+    "generate -o -": ["generate", "sine:1k", "--dur", "1s", "-o", "-"],
+    "help": ["--help"],
+    "spectrum --help": ["spectrum", "--help"],
+}
+
+
+@pytest.mark.parametrize("args", CLOSED_PIPE_COMMANDS.values(), ids=CLOSED_PIPE_COMMANDS.keys())
+def test_closed_pipe_exits_141_silently(tmp_path, args):
+    """The reader is gone before anything is written (``| head -0``): every command exits 141, stderr empty.
+
+    rich (tables, help) turned the BrokenPipeError into a silent exit 1.  The read end is closed before the
+    process starts, so the first write fails whatever the timing.
+    """
+    path = tmp_path / "ok.wav"
+    audiokit.write(path, 0.1 * np.ones((1, 800)), 8000)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "audiokit", *(a.format(wav=path) for a in args)],
+            stdin=subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr.decode()) == (141, "")
+
+
+def test_reader_closing_the_pipe_early_exits_141(tmp_path):
+    """``audiokit info a b c ... | head -c 100``: the reader takes a little, then goes; the rest meets EPIPE.
+
+    The tables of 300 inputs (~100 kB) exceed a pipe's capacity (64 kB), so a write fails after the close.
+    """
+    path = tmp_path / "ok.wav"
+    audiokit.write(path, 0.1 * np.ones((1, 800)), 8000)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "audiokit", "info", *[str(path)] * 300],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout.read(100).startswith(str(path).encode())
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert (proc.wait(timeout=60), err) == (141, "")
+
+
 # --- usage ------------------------------------------------------------------------------
 
 
