@@ -12,6 +12,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..errors import ParameterError
 from ..io import RawFormat, open_audio
@@ -44,11 +45,26 @@ def option_error(option: str, exc: ParameterError) -> ParameterError:
     return ParameterError(f"{option}: {exc.reason}")
 
 
-def duration_samples(option: str, text: str, sr: int, *, allow_zero: bool = False, plausible_s: float | None = None) -> int:
+#: The units a "did you mean" hint can name, largest first, with their length in seconds.
+_HINT_UNITS = (("s", Fraction(1)), ("ms", Fraction(1, 1000)))
+
+
+def duration_samples(
+    option: str,
+    text: str,
+    sr: int,
+    *,
+    allow_zero: bool = False,
+    plausible_s: float | None = None,
+    longest_s: float = 1.0,
+) -> int:
     """Parse a duration option into samples at ``sr`` (see :mod:`audiokit.units` for the rounding).
 
     A bare number means samples.  When ``plausible_s`` is given and a bare number is shorter than that many
-    seconds (``--win 25`` is 1.6 ms at 16 kHz), a warning asks whether a unit was meant.
+    seconds (``--win 25`` is 1.6 ms at 16 kHz), a warning asks whether a unit was meant: the largest unit, s
+    or ms, in which the number is still at most ``longest_s`` seconds, the longest plausible value of the
+    option (default 1 s, a window: ``--win 25`` -> ``25ms``; ``generate --dur`` passes an hour: ``--dur 2`` ->
+    ``2s``, what SoX's ``synth 2`` and ffmpeg's ``-t 2`` mean).
     """
     try:
         samples = parse_duration(text, allow_zero=allow_zero).to_samples(sr)
@@ -58,10 +74,16 @@ def duration_samples(option: str, text: str, sr: int, *, allow_zero: bool = Fals
         raise ParameterError(f"{option}: {text!r} rounds to 0 samples at {sr} Hz")
     if plausible_s is not None and text.strip().isdigit() and 0 < samples < plausible_s * sr:
         warnings.warn(
-            f"{option} {text} means {samples} samples ({1000 * samples / sr:.3g} ms at {sr} Hz); did you mean {text.strip()}ms?",
+            f"{option} {text} means {samples} samples ({1000 * samples / sr:.3g} ms at {sr} Hz); "
+            f"did you mean {text.strip()}{_hint_unit(int(text), longest_s)}?",
             stacklevel=2,
         )
     return samples
+
+
+def _hint_unit(number: int, longest_s: float) -> str:
+    """The largest unit of :data:`_HINT_UNITS` in which ``number`` is at most ``longest_s`` seconds (else ms)."""
+    return next((unit for unit, seconds in _HINT_UNITS if number * seconds <= longest_s), _HINT_UNITS[-1][0])
 
 
 def frequency_hz(option: str, text: str) -> float:

@@ -304,6 +304,35 @@ def test_reader_closing_the_pipe_early_exits_141(tmp_path):
 # --- usage ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["generate", "sine:440", "--dur", "2"], "--dur 2 means 2 samples (0.125 ms at 16000 Hz); did you mean 2s?"),
+        (
+            ["generate", "sine:440", "--dur", "50", "--rate", "8k"],
+            "--dur 50 means 50 samples (6.25 ms at 8000 Hz); did you mean 50s?",
+        ),
+        (
+            ["spectrogram", "{wav}", "--win", "25", "--hop", "10"],
+            "--win 25 means 25 samples (3.12 ms at 8000 Hz); did you mean 25ms?",
+        ),
+        (
+            ["generate", "sine:440", "--dur", "5000", "--rate", "768k"],  # 5000 s is longer than an hour
+            "--dur 5000 means 5000 samples (6.51 ms at 768000 Hz); did you mean 5000ms?",
+        ),
+    ],
+    ids=["dur 2", "dur 50", "win 25", "dur 5000"],
+)
+def test_bare_number_hint_names_the_plausible_unit(cli, tmp_path, args, hint):
+    """The hint names the largest unit (s, else ms) that keeps the number at most the option's longest plausible
+    value: a test signal up to an hour (``--dur 2`` is 2 s, as in SoX and ffmpeg), a window up to 1 s."""
+    wav = tmp_path / "in.wav"
+    audiokit.write(wav, 0.1 * np.ones((1, 800)), 8000)
+    out = ["--npy", tmp_path / "s.npy"] if args[0] == "spectrogram" else ["-o", tmp_path / "g.wav"]
+    code, _, err = cli(*(a.format(wav=wav) for a in args), *out)
+    assert code == 0 and f"warning: {hint}\n" in err
+
+
 def test_version(cli):
     code, out, err = cli("--version")
     assert (code, err) == (0, "")

@@ -84,7 +84,7 @@ def test_a_bare_number_window_that_is_implausibly_short_warns(cli, wav, tmp_path
 
 def test_generating_a_few_samples_warns(cli, tmp_path):
     code, _, err = cli("generate", "sine:440", "--dur", "2", "-o", tmp_path / "g.wav")
-    assert code == 0 and "--dur 2 means 2 samples" in err and "did you mean 2ms?" in err
+    assert code == 0 and "--dur 2 means 2 samples" in err and "did you mean 2s?" in err  # SoX's synth 2, ffmpeg's -t 2
 
 
 def test_hop_longer_than_the_window_warns(cli, wav, tmp_path):
