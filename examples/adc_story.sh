@@ -44,8 +44,8 @@ echo "== 4. A full-scale square band-limited overshoots: a warning, or --normali
 audiokit generate "square:1k:1.0" --rate 48k --dur 0.1s --subtype PCM_16 -o "$out/square48k.wav" >/dev/null
 audiokit resample "$out/square48k.wav" --to 16k -o "$out/square16k.wav" >/dev/null
 audiokit resample "$out/square48k.wav" --to 16k --normalize -o "$out/square16k-normalized.wav" >/dev/null
-audiokit info "$out/square16k.wav" "$out/square16k-normalized.wav" --json \
-    | "$PYTHON" -c "import json, sys; [print(f\"    {r['path']}: peak {r['levels'][0]['peak_dbfs']} dBFS, {r['levels'][0]['clipped']} samples at the end codes\") for r in json.load(sys.stdin)]"
+audiokit info "$out/square16k.wav" "$out/square16k-normalized.wav" --jsonl \
+    | "$PYTHON" -c "import json, sys; [print(f\"    {r['path']}: peak {r['levels'][0]['peak_dbfs']} dBFS, {r['levels'][0]['clipped']} samples at the end codes\") for r in map(json.loads, sys.stdin)]"
 
 echo
 echo "== 5. Quantize the clean 16 kHz tone (SQNR = signal power / error power; theory for a full-scale sine: 6.02 B + 1.76 dB)"

@@ -4,7 +4,7 @@ Each ``batch`` subcommand is built from the single-file command's own
 signature: every option of ``audiokit mel`` is an option of ``audiokit batch
 mel``, declared once (in :mod:`audiokit.cli.mel`), minus the input argument
 and the options that name outputs or print to stdout (``-o/--output``,
-``--npy``, ``--residual``, ``--json``, ``mel --filterbank``); the batch options
+``--npy``, ``--residual``, ``--json``, ``--jsonl``, ``mel --filterbank``); the batch options
 are added.  The values are turned into the pipeline options by the command
 module's ``options_from``, exactly as the single-file command does.
 """
@@ -28,7 +28,7 @@ __all__ = ["batch_app", "DROPPED"]
 
 BATCH_PANEL = "Batch"
 #: Parameters of the single-file commands that batch does not take: the input, output names, stdout reports.
-DROPPED = frozenset({"file", "files", "output", "npy", "residual", "json_out", "filterbank"})
+DROPPED = frozenset({"file", "files", "output", "npy", "residual", "json_out", "json_lines", "filterbank"})
 _MODULES: dict[str, tuple[Callable[..., Any], Callable[[Mapping[str, Any]], Any]]] = {
     "mel": (mel.mel_command, mel.options_from),
     "spectrogram": (spectrogram.spectrogram_command, spectrogram.options_from),

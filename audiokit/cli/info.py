@@ -8,10 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import InputError
+from ..errors import InputError, ParameterError
 from ..pipelines.info import InfoOptions, info
 from . import console
-from .options import Debug, FixNonFinite, Json, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, reporter
+from .options import Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, reporter
 
 
 def options_from(params: Mapping[str, Any]) -> InfoOptions:
@@ -35,9 +35,23 @@ def _print_table(report: dict) -> None:
     console.print_table(head, ["channel", "peak dBFS", "RMS dBFS", "DC offset", "clipped"], rows)
 
 
+def _print_report(report: dict, json_out: bool, json_lines: bool) -> None:
+    if json_lines:
+        print(json.dumps(report))
+    elif json_out:
+        print(json.dumps(report, indent=2))
+    else:
+        _print_table(report)
+
+
 def info_command(
     files: Annotated[list[str], typer.Argument(help="Audio files (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
-    json_out: Json = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object per file on stdout (indented) instead of a table.")
+    ] = False,
+    json_lines: Annotated[
+        bool, typer.Option("--jsonl", help="Print one JSON object per file, one per line (JSON Lines).")
+    ] = False,
     rate: RawRate = None,
     fmt: RawFormatOpt = None,
     channels: RawChannels = None,
@@ -49,31 +63,35 @@ def info_command(
 
     Files are read in blocks, so an hour-long WAV needs little memory.  A file
     that cannot be read gets an error line; the others are still reported, and
-    the exit code is 3.
+    the exit code is 3.  Each file is printed when it is done.
+
+    --json prints one object per file, whatever the number of files (a stream
+    of objects, as jq reads and writes them: the same jq filter works for one
+    file and for a glob); --jsonl prints the same objects one per line.
 
     Example:
 
         audiokit info examples/data/speech.wav
 
         audiokit generate "sine:1k" --dur 1s | audiokit info - --json | jq .levels
+
+        audiokit info *.wav --jsonl | jq -r '[.path, .levels[0].rms_dbfs] | @tsv'
     """
     params = dict(locals())
     console.configure(quiet=quiet)
+    if json_out and json_lines:
+        raise ParameterError("--json and --jsonl exclude each other (--json indents each object, --jsonl puts one per line)")
     inputs = inputs_from(params)
     options = options_from(params)
-    reports, failed = [], None
+    failed = None
     for path in files:
         try:
-            reports.append(info(path, options, inputs=inputs, reporter=reporter()))
+            report = info(path, options, inputs=inputs, reporter=reporter())
         except InputError as exc:
             if len(files) == 1:
                 raise
             console.error(str(exc))
             failed = exc
-    if json_out:
-        payload = reports[0] if len(files) == 1 else reports
-        print(json.dumps(payload, indent=2))
-    else:
-        for report in reports:
-            _print_table(report)
+            continue
+        _print_report(report, json_out, json_lines)
     return failed.exit_code if failed else 0

@@ -160,10 +160,10 @@ def test_one_bad_file_among_several(cli, tmp_path):
     good = tmp_path / "good.wav"
     audiokit.write(good, np.full((1, 100), 0.5), 8000, subtype="PCM_16")
     missing = tmp_path / "missing.wav"
-    code, out, err = cli("info", "--json", good, missing, good)
+    code, out, err = cli("info", "--jsonl", good, missing, good)
     assert code == 3
     assert err == f"error: {missing}: no such file\n"
-    reports = json.loads(out)
+    reports = [json.loads(line) for line in out.splitlines()]
     assert [r["path"] for r in reports] == [str(good), str(good)]
 
 

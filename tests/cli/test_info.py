@@ -19,8 +19,24 @@ REPORT_KEYS = {"path", "container", "subtype", "bits", "sr", "channels", "frames
 
 
 def info_json(cli, *args):
+    """``info --json`` of one file: (exit code, the report object, stderr)."""
     code, out, err = cli("info", "--json", *args)
     return code, (json.loads(out) if out else None), err
+
+
+def json_stream(text: str) -> list:
+    """The JSON values of ``text``, one after another (what ``jq`` reads): whitespace between them only."""
+    decoder, values, at = json.JSONDecoder(), [], 0
+    while (at := at + len(text[at:]) - len(text[at:].lstrip())) < len(text):  # skip the whitespace, stop at the end
+        value, at = decoder.raw_decode(text, at)
+        values.append(value)
+    return values
+
+
+def info_reports(cli, *args, flag="--json"):
+    """``info --json`` (or ``--jsonl``) of several files: (exit code, the report objects in order, stderr)."""
+    code, out, err = cli("info", flag, *args)
+    return code, json_stream(out), err
 
 
 @pytest.fixture
@@ -57,13 +73,32 @@ def test_json_for_one_file_is_an_object(cli, pcm_file):
     }
 
 
-def test_json_for_several_files_is_a_list(cli, pcm_file, tmp_path):
+def test_json_for_several_files_is_one_object_per_file(cli, pcm_file, tmp_path):
+    """One shape whatever the number of files: ``jq .levels`` works on one file and on a glob alike."""
     other = tmp_path / "mono.wav"
     audiokit.write(other, np.zeros((1, 10)), 8000, subtype="PCM_24")
-    code, reports, err = info_json(cli, pcm_file, other, pcm_file)
+    code, reports, err = info_reports(cli, pcm_file, other, pcm_file)
     assert (code, err) == (0, "")
     assert [r["path"] for r in reports] == [str(pcm_file), str(other), str(pcm_file)]
     assert reports[1]["bits"] == 24 and reports[1]["sr"] == 8000
+    assert reports[0] == info_json(cli, pcm_file)[1]  # each object is exactly the one-file report
+
+
+def test_jsonl_is_one_compact_object_per_line(cli, pcm_file, tmp_path):
+    other = tmp_path / "mono.wav"
+    audiokit.write(other, np.zeros((1, 10)), 8000, subtype="PCM_24")
+    code, out, err = cli("info", "--jsonl", pcm_file, other)
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert [json.loads(line) for line in lines] == info_reports(cli, pcm_file, other)[1]
+    assert len(lines) == 2 and out.endswith("\n")
+    code, out, _ = cli("info", "--jsonl", pcm_file)
+    assert code == 0 and json.loads(out) == info_json(cli, pcm_file)[1] and out.count("\n") == 1
+
+
+def test_json_and_jsonl_exclude_each_other(cli, pcm_file):
+    code, out, err = cli("info", "--json", "--jsonl", pcm_file)
+    assert (code, out) == (2, "") and err.startswith("error: --json and --jsonl exclude each other") and err.count("\n") == 1
 
 
 def test_table_goes_to_stdout_and_nothing_to_stderr(cli, pcm_file):
@@ -212,7 +247,7 @@ def test_flac_and_ogg(cli, tmp_path):
     x = 0.5 * np.sin(2 * np.pi * 440 * np.arange(8000) / 16000)
     sf.write(tmp_path / "a.flac", x, 16000, subtype="PCM_16")
     sf.write(tmp_path / "a.ogg", x, 16000, format="OGG", subtype="VORBIS")
-    code, reports, err = info_json(cli, tmp_path / "a.flac", tmp_path / "a.ogg")
+    code, reports, err = info_reports(cli, tmp_path / "a.flac", tmp_path / "a.ogg")
     assert (code, err) == (0, "")
     assert [(r["container"], r["subtype"], r["frames"]) for r in reports] == [("FLAC", "PCM_16", 8000), ("OGG", "VORBIS", 8000)]
     assert abs(reports[1]["levels"][0]["rms_dbfs"] - 20 * math.log10(0.5 / math.sqrt(2))) < 0.2
