@@ -55,8 +55,10 @@ when ``round_to_power_of_two``):
 
 Numerics
 --------
-Frame sums (the DC mean and the raw energy) are taken in float64 from sums over chunks of
-``gcd(W, H)`` samples (running sums when that is < 8), exact for int16-valued audio; DC removal
+Frame sums are taken in float64 over chunks of ``gcd(W, H)`` samples (the frames themselves
+when that is < 8): the DC mean exact for int16-valued audio, the raw energy as the chunks'
+centred sums of squares plus the spread of their means (never ``sum x**2 - (sum x)**2 / W``,
+which cancels against a DC offset: 0.47 nats off at 4000 LSB of offset in float input); DC removal
 and pre-emphasis are applied as ``y = e - (1 - c)*mean`` with ``e`` the pre-emphasised signal
 (``y[0]`` apart), identical to Kaldi's order of operations up to rounding.  The rest runs in
 ``dtype``, blocks of 256 frames written straight into a cached FFT plan: float64 by default,

@@ -77,12 +77,16 @@ class _Computer:
             self.dct_t = np.asfortranarray((dct * lift[:, None]).T, dtype=self.dtype)  # (bins, ceps), columns contiguous
 
     # ---- one block of frames -----------------------------------------------------------------
-    def _frame_sums(self, x64: np.ndarray, B: int, squares: bool) -> tuple[np.ndarray, np.ndarray | None]:
-        """Sums of x and x**2 over each frame's W samples (``x64``: the block's span in float64).
+    def _frame_sums(self, x64: np.ndarray, B: int, squares: bool, centred: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """Sum of x over each frame's W samples, and (``squares``) the frame's sum of squares: of
+        ``x - mean`` when ``centred``, else of ``x`` (``x64``: the block's span in float64).
 
         ``g = gcd(W, H)``-sample chunk sums (one matrix-vector product over the span) then W/g
-        chunks per frame; exact for int16-valued audio.  Running sums when g is small.
-        Returned in int16 units (``sample_scale`` applied).
+        chunks per frame: the sums are exact for int16-valued audio.  The centred sum of squares
+        adds the chunks' own centred sums and ``g`` times the squared deviations of the chunk
+        means from the frame mean (never ``sum x**2 - (sum x)**2 / W``, which cancels against a
+        DC offset).  Frames taken directly when g is small.  Returned in int16 units
+        (``sample_scale`` applied).
         """
         W, H, g = self.W, self.H, self.g
         scale = self.scale
@@ -92,16 +96,22 @@ class _Computer:
             k, step = W // g, H // g
             c1 = chunks @ self.ones_g
             s1 = np.lib.stride_tricks.sliding_window_view(c1, k)[::step][:B].sum(axis=1)
-            if squares:
+            if squares and centred:
+                means = c1 / g
+                dev = chunks - means[:, None]
+                c2 = np.einsum("ij,ij->i", dev, dev)
+                between = np.lib.stride_tricks.sliding_window_view(means, k)[::step][:B] - (s1 / W)[:, None]
+                s2 = np.lib.stride_tricks.sliding_window_view(c2, k)[::step][:B].sum(axis=1)
+                s2 += g * np.einsum("ij,ij->i", between, between)
+            elif squares:
                 c2 = np.einsum("ij,ij->i", chunks, chunks)
                 s2 = np.lib.stride_tricks.sliding_window_view(c2, k)[::step][:B].sum(axis=1)
         else:
-            rel = np.arange(B) * H
-            c1 = np.concatenate(([0.0], np.cumsum(x64)))
-            s1 = c1[rel + W] - c1[rel]
+            frames = np.lib.stride_tricks.sliding_window_view(x64, W)[::H][:B]
+            s1 = frames.sum(axis=1)
             if squares:
-                c2 = np.concatenate(([0.0], np.cumsum(x64 * x64)))
-                s2 = c2[rel + W] - c2[rel]
+                dev = frames - (s1 / W)[:, None] if centred else frames
+                s2 = np.einsum("ij,ij->i", dev, dev)
         return s1 * scale, (None if s2 is None else s2 * (scale * scale))
 
     def frames_block(
@@ -138,11 +148,10 @@ class _Computer:
         raw_log_energy = None
         if span is not None and rng is None:
             x64 = span.astype(np.float64, copy=False)
-            s1, s2 = self._frame_sums(x64, B, self.need_raw)
+            s1, s2 = self._frame_sums(x64, B, self.need_raw, o.remove_dc_offset)
             mean = s1 / W if o.remove_dc_offset else np.zeros(B)
-            if s2 is not None:
-                energy = s2 - s1 * mean  # sum (x - mean)**2
-                raw_log_energy = np.log(np.maximum(energy, FLT_EPSILON))
+            if s2 is not None:  # sum (x - mean)**2
+                raw_log_energy = np.log(np.maximum(s2, FLT_EPSILON))
             x = x64 if dt == np.float64 else span.astype(dt, copy=False)
             if c != 0.0:
                 # y = P(x - mean) = e - (1 - c)*mean with e the pre-emphasised span; first sample apart.
