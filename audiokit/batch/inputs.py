@@ -2,17 +2,22 @@
 
 Input forms (``audiokit batch COMMAND INPUTS...``):
 
-* a file: taken as is (a missing or bad file fails on its own, the batch goes on);
+* a file: taken as is (a bad file fails on its own, the batch goes on);
 * a folder: walked recursively in sorted order; files whose name matches
   ``--glob`` (``fnmatch``, e.g. ``*.flac``), by default every extension
   soundfile reads (:func:`audio_extensions`); hidden files and folders
-  (``.name``) and the batch's own output folder are skipped;
+  (``.name``) and the batch's own output folder are skipped, and the other
+  files not taken (``notes.txt``, ``clip.m4a``) are reported to the caller;
 * ``@list.txt``: one path per line (blank lines and ``#`` comments skipped);
 * ``-``: the same, read from standard input;
 * ``--manifest in.jsonl``: one JSON object per line,
   ``{"id": ..., "path": ..., "start": seconds, "duration": seconds}``
   (``start``/``duration`` optional): segments of long recordings, named by
   their ``id``.
+
+A file or folder named on the command line that does not exist is refused
+(InputError, exit 3: a typo), before the batch creates anything; a missing
+path read from a list, stdin or a segment manifest fails on its own.
 
 Relative paths are relative to the current folder.  The id of a file is its
 path relative to the layout root without the extension (``a/b/utt``); the
@@ -32,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from ..errors import ParameterError
+from ..errors import InputError, ParameterError
 from ..validate import is_real
 
 __all__ = ["InputItem", "audio_extensions", "collect_inputs", "read_path_list", "read_segments", "check_id"]
@@ -161,11 +166,16 @@ def _matches(name: str, glob: str | None, extensions: frozenset[str]) -> bool:
     return name.rpartition(".")[2].lower() in extensions if "." in name else False
 
 
-def _walk(folder: str, glob: str | None, extensions: frozenset[str], skip: str | None) -> list[str]:
+def _walk(folder: str, glob: str | None, extensions: frozenset[str], skip: str | None, ignored: list[str]) -> list[str]:
+    """The files of ``folder`` a batch takes, in sorted order; the visible ones it does not are appended to ``ignored``."""
     found = []
     for here, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and os.path.join(here, d) != skip)
-        found += [os.path.join(here, f) for f in sorted(files) if _matches(f, glob, extensions)]
+        for name in sorted(files):
+            if _matches(name, glob, extensions):
+                found.append(os.path.join(here, name))
+            elif not name.startswith("."):
+                ignored.append(os.path.join(here, name))
     return found
 
 
@@ -177,6 +187,7 @@ def collect_inputs(
     manifest: str | None = None,
     exclude: str | None = None,
     stdin_lines: Iterable[str] | None = None,
+    ignored: list[str] | None = None,
 ) -> list[InputItem]:
     """Expand the INPUTS of a batch into items with their ids (see the module docstring).
 
@@ -194,9 +205,15 @@ def collect_inputs(
         A folder never walked into (the batch's output folder).
     stdin_lines : iterable of str, optional
         Where ``-`` reads its paths (default: standard input).
+    ignored : list of str, optional
+        Receives the files of the walked folders that are not taken (not an
+        audio extension, or not matching ``glob``; hidden names aside), each
+        as the folder given joined with its path inside it, in walk order.
 
     Raises
     ------
+    InputError
+        A file or folder named in ``args`` does not exist.
     ParameterError
         An unreadable ``@list``, a file outside ``--root``, a bad manifest line,
         or no input at all.
@@ -207,16 +224,22 @@ def collect_inputs(
     skip = os.path.abspath(exclude) if exclude else None
     files: list[str] = []
     bases: list[str] = []
+    not_taken: list[str] = []
 
     def add(path: str) -> None:
         full = os.path.abspath(path)
         if os.path.isdir(full):
-            files.extend(_walk(full, glob, extensions, skip))
+            start = len(not_taken)
+            files.extend(_walk(full, glob, extensions, skip, not_taken))
+            not_taken[start:] = [os.path.join(path, os.path.relpath(name, full)) for name in not_taken[start:]]
             bases.append(full)
         else:
             files.append(full)
             bases.append(os.path.dirname(full))
 
+    for arg in args:
+        if arg != "-" and not arg.startswith("@") and not os.path.exists(arg):
+            raise InputError("no such file or folder", arg)
     for arg in args:
         if arg == "-":
             for path in read_path_list(sys.stdin if stdin_lines is None else stdin_lines):
@@ -240,6 +263,8 @@ def collect_inputs(
             items.append(InputItem(str(PurePosixPath(*Path(rel).with_suffix("").parts)), path))
     if manifest is not None:
         items += read_segments(manifest)
+    if ignored is not None:
+        ignored.extend(not_taken)
     if not items:
         raise ParameterError(
             "no input: give files, folders, @list, - (paths on stdin) or --manifest "

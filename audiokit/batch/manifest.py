@@ -7,6 +7,11 @@ can tear at most the last line: readers skip a line that is not a JSON
 object, and the writer starts a new line after a torn one.  The latest record
 of an input (its id, path and segment) is the one that counts.
 
+An id belongs to one source (input path) per folder (:class:`IdOwners`): the
+path of its last ``ok`` line, or, for an id that never succeeded, any path
+that has a line for it.  A batch refuses to give an id to another source, so
+that one collection's outputs never replace another's.
+
 Line format (keys in this order; see README "Corpora")::
 
     {"id": "a/b/utt", "path": "/abs/a/b/utt.wav", "segment": null, "size": 123, "mtime_ns": 1700000000000000000,
@@ -38,6 +43,8 @@ __all__ = [
     "LOCK",
     "read_records",
     "latest_records",
+    "read_manifest",
+    "IdOwners",
     "record_key",
     "ManifestWriter",
     "DirLock",
@@ -72,12 +79,56 @@ def record_key(item_id: str, path: str, segment: dict | None) -> tuple[str, str,
     return item_id, path, json.dumps(segment, sort_keys=True)
 
 
-def latest_records(path: str | os.PathLike) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """The last record of each input (:func:`record_key`) in a manifest."""
+class IdOwners:
+    """Which source (input path) each id of an output folder belongs to, from its manifest lines in order.
+
+    An id belongs to the path of its last ``ok`` line (its outputs are that
+    file's); an id that never succeeded belongs to every path that has a line
+    for it (in-run duplicates fail beside the first), and no ``ok`` line
+    of another path has replaced them.
+    """
+
+    def __init__(self) -> None:
+        self._ok: dict[str, str] = {}
+        self._tried: dict[str, set[str]] = {}
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Take one manifest line into account (lines in file order)."""
+        item_id, path = record["id"], str(record.get("path"))
+        if record.get("status") == "ok":
+            self._ok[item_id] = path
+            self._tried.pop(item_id, None)
+        elif item_id not in self._ok:
+            self._tried.setdefault(item_id, set()).add(path)
+
+    def other_owner(self, item_id: str, path: str) -> str | None:
+        """The path ``item_id`` belongs to when that is not ``path`` (nor the same file); None when ``path`` may have it."""
+        if item_id in self._ok:
+            owners = {self._ok[item_id]}
+        else:
+            owners = self._tried.get(item_id, set())
+        if not owners or path in owners:
+            return None
+        for owner in owners:
+            with contextlib.suppress(OSError):
+                if os.path.samefile(owner, path):  # the same file under another name (a symlinked folder)
+                    return None
+        return min(owners)
+
+
+def read_manifest(path: str | os.PathLike) -> tuple[dict[tuple[str, str, str], dict[str, Any]], IdOwners]:
+    """One pass over a manifest: the last record of each input (:func:`record_key`) and the ids' owners."""
     latest = {}
+    owners = IdOwners()
     for record in read_records(path):
         latest[record_key(record["id"], str(record.get("path")), record.get("segment"))] = record
-    return latest
+        owners.add(record)
+    return latest, owners
+
+
+def latest_records(path: str | os.PathLike) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The last record of each input (:func:`record_key`) in a manifest."""
+    return read_manifest(path)[0]
 
 
 def is_done(record: dict[str, Any] | None, *, fingerprint: str, size: int | None, mtime_ns: int | None, out_dir: str) -> bool:

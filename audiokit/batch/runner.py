@@ -3,9 +3,13 @@
 :func:`run_batch` is the whole job, Typer-free (the CLI in
 :mod:`audiokit.cli.batch` only declares options and draws progress):
 
-1. validate the options (exit 2) and take the output folder (create it, lock
-   it; exit 4 when it cannot be written);
-2. collect the inputs (:mod:`audiokit.batch.inputs`) and drop those the
+1. validate the options (exit 2) and collect the inputs
+   (:mod:`audiokit.batch.inputs`; a missing file or folder named on the
+   command line is exit 3), before anything is created;
+2. take the output folder (create it, lock it; exit 4 when it cannot be
+   written); refuse the whole batch (exit 2) when an input's id already
+   belongs to another source in the manifest (even with ``force``: one
+   collection's outputs never replace another's); drop the inputs the
    manifest shows done with the same fingerprint, size and mtime, outputs
    present (unless ``force``);
 3. remove stale temp files a killed run left, group the rest into tasks of
@@ -14,15 +18,19 @@
    records (and ``results.jsonl`` lines) — the client is the only writer;
 4. stop early after ``max_failures`` failed inputs; on Ctrl-C/SIGTERM the
    exception propagates after the workers are stopped and temp files removed
-   (the CLI exits 130/143).
+   (the CLI exits 130/143 and says how far the run got from the
+   :class:`BatchStats` it was last given: every manifest line written is
+   counted, as lines are written and counted with those signals held back).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,10 +44,11 @@ from .manifest import (
     MANIFEST,
     RESULTS,
     DirLock,
+    IdOwners,
     ManifestWriter,
     compact_results,
     is_done,
-    latest_records,
+    read_manifest,
     record_key,
     sweep_temp_files,
     utc_now,
@@ -48,8 +57,9 @@ from .tasks import THREAD_VARS, chunked, run_task, single_thread_env
 
 __all__ = ["BatchRequest", "BatchStats", "run_batch", "default_jobs"]
 
-#: Keys of a manifest line, in order (see :mod:`audiokit.batch.manifest`).
+#: How many failures, warnings and ignored file names the summary keeps (the manifest has every record).
 MAX_ERRORS_SHOWN = 5
+#: Keys of a manifest line, in order (see :mod:`audiokit.batch.manifest`).
 RECORD_KEYS = (
     "id",
     "path",
@@ -99,6 +109,9 @@ class BatchStats:
 
     ``total`` counts every input, ``skipped`` those already done, ``done``
     those finished in this run (``ok + failed``); rates are over this run.
+    ``warned`` counts the inputs of this run that warned (their ``warnings``
+    in the manifest), ``ignored`` the files of the walked folders not taken
+    for their name (not an audio extension, or not matching ``--glob``).
     """
 
     command: str
@@ -115,6 +128,13 @@ class BatchStats:
     workers: int = 1
     #: The first :data:`MAX_ERRORS_SHOWN` error lines of this run (the manifest has them all).
     errors: list[str] = field(default_factory=list)
+    warned: int = 0
+    #: The first :data:`MAX_ERRORS_SHOWN` inputs that warned: ``(id, "<path>: <its first warning>")``.
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    ignored: int = 0
+    #: The first :data:`MAX_ERRORS_SHOWN` ignored files, as the folder given joined with the path inside it.
+    ignored_files: list[str] = field(default_factory=list)
+    glob: str | None = None
 
     @property
     def done(self) -> int:
@@ -152,24 +172,44 @@ class BatchStats:
         """0 when no input failed, 3 otherwise."""
         return 3 if self.failed else 0
 
+    def progress(self) -> str:
+        """How far the run got, e.g. ``96 of 306 done, 2 failed`` (done: ``skipped + ok``, what a re-run skips)."""
+        failed = f", {self.failed} failed" if self.failed else ""
+        return f"{self.skipped + self.ok} of {self.total} done{failed}"
+
+    def ignored_text(self) -> str:
+        """``2 files ignored (not an audio extension): a/notes.txt, b/clip.m4a`` (the first few names), or ``""``."""
+        if not self.ignored:
+            return ""
+        why = "not an audio extension" if self.glob is None else f"not matching --glob {self.glob}"
+        more = f", ... ({self.ignored - len(self.ignored_files)} more)" if self.ignored > len(self.ignored_files) else ""
+        files = "file" if self.ignored == 1 else "files"
+        return f"{self.ignored} {files} ignored ({why}): {', '.join(self.ignored_files)}{more}"
+
     def line(self) -> str:
         """The one-line summary printed on stderr."""
         early = " (stopped early: --max-failures reached)" if self.stopped_early else ""
+        warned = f"; {self.warned} with warnings" if self.warned else ""
+        ignored = f"; {self.ignored_text()}" if self.ignored else ""
         return (
             f"batch {self.command}: {self.ok} ok, {self.failed} failed, {self.skipped} already done, "
-            f"{self.total} inputs; {self.elapsed:.2f} s, {self.files_per_second:.1f} files/s, "
+            f"{self.total} inputs{warned}{ignored}; {self.elapsed:.2f} s, {self.files_per_second:.1f} files/s, "
             f"{self.audio_hours_per_second * 3600:.0f}x real time ({self.backend}, {self.workers} worker(s)){early}; "
             f"manifest {os.path.join(self.out, MANIFEST)}"
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` summary."""
+        """The ``--json`` summary (``warned_ids`` and ``ignored_files``: the first :data:`MAX_ERRORS_SHOWN`)."""
         return {
             "command": self.command,
             "total": self.total,
             "ok": self.ok,
             "failed": self.failed,
             "skipped": self.skipped,
+            "warnings": self.warned,
+            "warned_ids": [item_id for item_id, _ in self.warnings],
+            "ignored": self.ignored,
+            "ignored_files": list(self.ignored_files),
             "seconds": round(self.elapsed, 3),
             "files_per_second": round(self.files_per_second, 2),
             "audio_seconds": round(self.audio_seconds, 3),
@@ -203,6 +243,22 @@ def _plan(job: Job, items: list[InputItem], previous: dict, out_dir: str) -> tup
     return todo, done
 
 
+def _refuse_taken_ids(items: Iterable[InputItem], owners: IdOwners, manifest_path: str) -> None:
+    """ParameterError naming the first input whose id belongs to another source in the manifest (and how many more)."""
+    taken = []
+    for item in items:
+        if item.problem is None:  # an in-run duplicate fails on its own, without outputs
+            owner = owners.other_owner(item.id, item.path)
+            if owner is not None:
+                taken.append((item, owner))
+    if taken:
+        item, owner = taken[0]
+        more = f" (and {len(taken) - 1} more of these inputs' ids)" if len(taken) > 1 else ""
+        raise ParameterError(
+            f"id {item.id!r} already belongs to {owner} in {manifest_path}{more}; use another --out or --root", item.path
+        )
+
+
 def _output_folders(job: Job, items: Iterable[InputItem], out_dir: str) -> set[str]:
     folders = {out_dir}
     for item in items:
@@ -229,6 +285,24 @@ def _default_chunk(n_tasks_inputs: int, workers: int) -> int:
     return max(1, min(32, n_tasks_inputs // max(1, 16 * workers)))
 
 
+#: The signals held back while a manifest line is written and counted (so an interrupted run's counts are its lines).
+_HELD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Block SIGINT/SIGTERM in this thread for the block; one that arrives meanwhile is delivered when it ends."""
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - no pthread_sigmask on this platform
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 class _Recorder:
     """Writes the records the workers return: ``results.jsonl`` first, then the manifest line."""
 
@@ -248,14 +322,24 @@ class _Recorder:
                 raise OutputError(f"cannot write the results: {describe_os_error(exc)}", self.results_path) from exc
         line = {key: record.get(key) for key in RECORD_KEYS}
         line.update(command=self.job.command, fingerprint=self.fingerprint, finished=utc_now())
-        self.manifest.append(line)
+        with _signals_held():
+            self.manifest.append(line)
+            self._count(record)
+
+    def _count(self, record: dict[str, Any]) -> None:
+        stats = self.stats
         if record.get("status") == "ok":
-            self.stats.ok += 1
-            self.stats.audio_seconds += record.get("duration") or 0.0
+            stats.ok += 1
+            stats.audio_seconds += record.get("duration") or 0.0
         else:
-            self.stats.failed += 1
-            if len(self.stats.errors) < MAX_ERRORS_SHOWN:
-                self.stats.errors.append(str(record.get("error")))
+            stats.failed += 1
+            if len(stats.errors) < MAX_ERRORS_SHOWN:
+                stats.errors.append(str(record.get("error")))
+        if record.get("warnings"):
+            stats.warned += 1
+            if len(stats.warnings) < MAX_ERRORS_SHOWN:
+                path, text = str(record.get("path")), str(record["warnings"][0])
+                stats.warnings.append((str(record["id"]), text if text.startswith(f"{path}: ") else f"{path}: {text}"))
 
 
 def _execute(
@@ -334,7 +418,9 @@ def run_batch(
     Raises
     ------
     ParameterError
-        Bad options or inputs (exit 2).
+        Bad options or inputs, or an input whose id belongs to another source in the manifest (exit 2).
+    InputError
+        A file or folder named in ``request.paths`` does not exist (exit 3; the output folder is not created).
     OutputError
         The output folder cannot be created, locked or written (exit 4).
     KeyboardInterrupt, audiokit.cli.app.Terminated
@@ -346,6 +432,16 @@ def run_batch(
         if value is not None and value < 1:
             raise ParameterError(f"{name}: {value} must be >= 1")
     out_dir = os.path.abspath(request.out)
+    ignored: list[str] = []
+    items = collect_inputs(
+        request.paths,
+        glob=request.glob,
+        root=request.root,
+        manifest=request.manifest,
+        exclude=out_dir,
+        stdin_lines=stdin_lines,
+        ignored=ignored,
+    )
     try:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as exc:
@@ -355,16 +451,10 @@ def run_batch(
     lock = DirLock(out_dir)
     folders = {out_dir}
     try:
-        items = collect_inputs(
-            request.paths,
-            glob=request.glob,
-            root=request.root,
-            manifest=request.manifest,
-            exclude=out_dir,
-            stdin_lines=stdin_lines,
-        )
         manifest_path = os.path.join(out_dir, MANIFEST)
-        previous = {} if request.force else latest_records(manifest_path)
+        latest, owners = read_manifest(manifest_path)
+        _refuse_taken_ids(items, owners, manifest_path)
+        previous = {} if request.force else latest
         todo, done = _plan(job, items, previous, out_dir)
         if job.command in RESULT_COMMANDS:
             compact_results(os.path.join(out_dir, RESULTS), {item.id for item in done})
@@ -372,6 +462,7 @@ def run_batch(
         sweep_temp_files(folders)
         workers = 1 if request.scheduler is None and (request.jobs or default_jobs()) <= 1 else (request.jobs or default_jobs())
         stats = BatchStats(command=job.command, total=len(items), skipped=len(done), out=out_dir, workers=workers)
+        stats.glob, stats.ignored, stats.ignored_files = request.glob, len(ignored), ignored[:MAX_ERRORS_SHOWN]
         update = on_update or (lambda s: None)
         chunk = request.chunk or _default_chunk(len(todo), workers)
         saved_env = single_thread_env() if request.scheduler is None and workers > 1 else None

@@ -331,11 +331,11 @@ def _run_app(args: list[str], debug: bool) -> int:
     except AudiokitError as exc:
         _report(exc, debug, str(exc))
         return exc.exit_code
-    except (KeyboardInterrupt, typer.Abort) as exc:
-        _report(exc, debug, "interrupted")
+    except (KeyboardInterrupt, typer.Abort) as exc:  # a command may say how far it got (batch: "interrupted: 9 of 30 done; ...")
+        _report(exc, debug, str(exc) or "interrupted")
         return 130
     except Terminated as exc:
-        _report(exc, debug, "terminated")
+        _report(exc, debug, str(exc) or "terminated")
         return 143
     except BrokenPipeError:
         raise

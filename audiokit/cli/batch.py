@@ -22,6 +22,7 @@ import typer
 from ..batch.jobs import COMMANDS, Job
 from ..batch.runner import BatchRequest, BatchStats, run_batch
 from . import console, dehum, info, mel, mfcc, quantize, resample, spectrogram, spectrum
+from .app import Terminated
 from .options import inputs_from
 
 __all__ = ["batch_app", "DROPPED"]
@@ -170,16 +171,41 @@ def _run(name: str, options_from: Callable[[Mapping[str, Any]], Any], params: di
         chunk=params["chunk"],
         scheduler=params["scheduler"],
     )
-    with _progress() as update:
-        stats = run_batch(request, on_update=update)
+    seen: list[BatchStats] = []  # the run's statistics, once it has them (for an interrupted run's message)
+
+    def observe(update: Callable[[BatchStats], None]) -> Callable[[BatchStats], None]:
+        def on_update(stats: BatchStats) -> None:
+            seen[:] = [stats]
+            update(stats)
+
+        return on_update
+
+    try:
+        with _progress() as update:
+            stats = run_batch(request, on_update=observe(update))
+    except KeyboardInterrupt as exc:
+        raise KeyboardInterrupt(_stopped("interrupted", seen)) from exc
+    except Terminated as exc:
+        raise Terminated(_stopped("terminated", seen)) from exc
     for error in stats.errors:
         console.error(error)
     if stats.failed > len(stats.errors):
         console.error(f'... {stats.failed - len(stats.errors)} more failed inputs: see status "failed" in the manifest')
+    for _, warning in stats.warnings:
+        console.info(f"warning: {warning}")
+    if stats.warned > len(stats.warnings):
+        console.info(f'... {stats.warned - len(stats.warnings)} more inputs warned: see "warnings" in the manifest')
     console.info(stats.line())
     if params["summary_json"]:
         print(json.dumps(stats.to_json()))
     return stats.exit_code
+
+
+def _stopped(word: str, seen: list[BatchStats]) -> str:
+    """``interrupted: 96 of 306 done; run the same command again to resume`` (just ``word`` before the run started)."""
+    if not seen:
+        return word
+    return f"{word}: {seen[0].progress()}; run the same command again to resume"
 
 
 def batch_command(name: str) -> Callable[..., int]:
@@ -207,7 +233,8 @@ def batch_command(name: str) -> Callable[..., int]:
         f"Every option of 'audiokit {name}' works the same way; outputs are named as {name} names them, under --out, "
         "mirroring the input tree, with DIR/manifest.jsonl recording each input (re-run to resume)."
         + ("  The JSON reports go to DIR/results.jsonl, one line per input." if name in ("info", "spectrum") else "")
-        + "\n\nExit codes: 0 all done, 3 some inputs failed, 2 usage, 4 DIR cannot be written, 130/143 interrupted."
+        + "\n\nExit codes: 0 all done, 3 some inputs failed (or an input named does not exist), 2 usage (or an id of DIR "
+        "already belongs to another input), 4 DIR cannot be written, 130/143 interrupted (re-run to resume)."
     )
     return command
 

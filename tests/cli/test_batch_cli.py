@@ -78,7 +78,7 @@ def test_usage_errors_exit_2_before_any_work(cli, clip, tmp_path, args, message)
     code, out, err = cli(*[a.format(clip=clip) for a in args])
     assert code == 2, err
     assert message in err and out == ""
-    assert not (tmp_path / "o" / "manifest.jsonl").exists()
+    assert not (tmp_path / "o").exists()  # refused before --out is created
 
 
 def test_an_output_folder_that_cannot_be_written_exits_4(cli, clip, tmp_path):
