@@ -9,6 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..errors import ParameterError
+from ..io.npy import sidecar_path
 from ..pipelines.spectrum import SpectrumOptions, spectrum_file
 from . import console
 from .options import (
@@ -157,9 +158,12 @@ def spectrum_command(
         raise ParameterError("--json and -o - both write to stdout; choose one")
     refuse_terminal(output, "PNG")
     report = spectrum_file(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
-    if json_out:
+    written = [path for path in (output, npy) if path not in (None, "-")] + ([str(sidecar_path(npy))] if npy else [])
+    if json_out:  # the report alone: stdout is one JSON document (as quantize --json, dehum --json)
         print(json.dumps(report, indent=2))
-    elif output != "-":  # with -o -, stdout holds the PNG bytes only
+    elif output == "-":  # stdout holds the PNG bytes only; the other paths become notes
+        print_paths(written, to_stderr=True)
+    else:  # the table, then the written paths, on stdout (data, as every command prints them)
         _print_report(report, phase)
-        print_paths([path for path in (output, npy) if path is not None], to_stderr=True)
+        print_paths(written)
     return 0

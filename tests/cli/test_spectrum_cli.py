@@ -230,7 +230,7 @@ def reference(x: np.ndarray, n_fft: int | None = None) -> np.ndarray:
 def test_npy_rows_and_sidecar(cli, three, tmp_path):
     npy = tmp_path / "spec.npy"
     code, out, err = cli("spectrum", three, "--dur", "1000", "--nfft", "1024", "--npy", npy, "--phase")
-    assert code == 0 and f"wrote {npy}" in err
+    assert code == 0 and out.splitlines()[-2:] == [str(npy), str(tmp_path / "spec.json")] and "wrote" not in err
     data = np.load(npy)
     assert data.dtype == np.float64 and data.shape == (3, 513)
     x = sf.read(three, dtype="float64")[0][:1000]
@@ -301,11 +301,11 @@ def test_bad_channel_choice_exits_2(cli, stereo, args, message):
 # --------------------------------------------------------------------------- PNG, stdout, stdin
 
 
-@pytest.mark.parametrize("extra", [["--linear"], ["--two-sided"]])  # the default: test_table_on_stdout_notes_on_stderr
+@pytest.mark.parametrize("extra", [["--linear"], ["--two-sided"]])  # the default: test_table_then_the_written_paths_on_stdout
 def test_png_written(cli, three, tmp_path, extra):
     png = tmp_path / "s.png"
     code, out, err = cli("spectrum", three, "--dur", "400", "-o", png, "--size", "640x300", *extra)
-    assert code == 0 and f"wrote {png}" in err
+    assert code == 0 and out.splitlines()[-1] == str(png) and "wrote" not in err
     data = png.read_bytes()
     assert png_size(data) == (640, 300) and data.endswith(PNG_END)
 
@@ -316,6 +316,21 @@ def test_png_to_stdout_holds_only_png_bytes(run, three):
     assert out.startswith(PNG_MAGIC) and out.endswith(PNG_END)  # no table after the image
     assert png_size(out) == (400, 200)
     assert "wrote" not in err
+
+
+def test_png_to_stdout_turns_the_other_paths_into_notes(run, three, tmp_path):
+    npy = tmp_path / "s.npy"
+    code, out, err = run("spectrum", three, "--dur", "400", "-o", "-", "--npy", npy, "--size", "400x200")
+    assert code == 0 and out.startswith(PNG_MAGIC) and out.endswith(PNG_END)
+    assert err.endswith(f"\nwrote {npy}\nwrote {tmp_path / 's.json'}\n")  # after the full-scale warning of `three`
+
+
+def test_json_with_png_and_npy_keeps_stdout_one_json_document(cli, three, tmp_path):
+    """As quantize --json and dehum --json: the report alone, no path lines after it."""
+    png, npy = tmp_path / "s.png", tmp_path / "s.npy"
+    code, out, err = cli("spectrum", three, "--dur", "400", "-o", png, "--npy", npy, "--size", "400x200", "--json")
+    assert code == 0 and "wrote" not in err and str(png) not in err
+    assert json.loads(out)["n"] == 400 and png.exists() and npy.exists()
 
 
 def test_json_and_png_on_stdout_exit_2(cli, three):
@@ -335,16 +350,16 @@ def test_stdin_wav(run, three):
     ]
 
 
-def test_table_on_stdout_notes_on_stderr(cli, three, tmp_path, monkeypatch):
+def test_table_then_the_written_paths_on_stdout(cli, three, tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")  # rich truncates cells to the terminal width
     png, npy = tmp_path / "t.png", tmp_path / "t.npy"
     code, out, err = cli("spectrum", three, "-o", png, "--npy", npy, "--size", "400x200")
     assert code == 0
     head = out.splitlines()[0]
     assert "N = 8000 samples (n_fft 8000)" in head and "Δf = 1 Hz" in head and "Nyquist 4000 Hz" in head
-    assert "wrote" not in out and str(png) not in out
+    assert out.splitlines()[-3:] == [str(png), str(npy), str(tmp_path / "t.json")]  # paths are data, as in mel
     assert png_size(png.read_bytes()) == (400, 200)
-    assert f"wrote {png}" in err and f"wrote {npy}" in err
+    assert "wrote" not in err and str(png) not in err
     rows = [line.split() for line in out.splitlines() if line.split()[:1] == ["0"]]
     assert [float(row[2]) for row in rows] == [50.0, 120.0, 300.0]  # channel, │, freq, │, amplitude ...
     assert "-0.00" not in out  # a full-scale tone reads 0.00 dBFS
