@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-# Tests must not read or grow the user's FFTW wisdom file (subprocesses inherit this).
-os.environ["AUDIOKIT_FFTW_WISDOM"] = "0"
 
 # A test run started in the background (`cmd &`, some CI runners) inherits SIGINT *ignored*, and so would every
 # command the signal tests start (an ignored signal stays ignored across exec): their Ctrl-C would do nothing.

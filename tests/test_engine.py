@@ -19,12 +19,10 @@ and the ``1/N`` scaling.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import sys
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -37,7 +35,6 @@ from audiokit.engine.fallback import NumpyBackend, ScipyBackend
 from audiokit.errors import ParameterError
 
 pyfftw = pytest.importorskip("pyfftw")
-from audiokit.engine import wisdom as wisdom_mod  # noqa: E402
 from audiokit.engine.fftw import FftwBackend  # noqa: E402
 
 SIZES = [1, 2, 7, 64, 400, 401, 512, 1000, 2048]
@@ -49,17 +46,13 @@ EXTENDED = np.finfo(LD).eps < np.finfo(np.float64).eps / 100
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch, tmp_path):
-    """No wisdom file, no backend/threads choice leaking in from the environment."""
-    monkeypatch.setenv("AUDIOKIT_FFTW_WISDOM", "0")
+    """No backend/threads choice leaking in from the environment; a fresh cache folder."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("AUDIOKIT_FFT", raising=False)
     monkeypatch.delenv("AUDIOKIT_FFT_THREADS", raising=False)
 
 
-# FFTW_ESTIMATE keeps the many-size tests fast; FFTW_MEASURE (the default) is
-# exercised separately below.  Its plans differ, the code path is the same.
-_FFTW_FAST = FftwBackend(planner_effort="FFTW_ESTIMATE", wisdom=False)
-_BACKENDS = {"fftw": _FFTW_FAST, "scipy": ScipyBackend(), "numpy": NumpyBackend()}
+_BACKENDS = {"fftw": FftwBackend(), "scipy": ScipyBackend(), "numpy": NumpyBackend()}
 
 
 @pytest.fixture(params=sorted(_BACKENDS))
@@ -191,10 +184,9 @@ def test_backends_agree(n, dtype, rng):
             assert np.all(rel_err(got, ref) <= tol), (other, names[0])
 
 
-def test_default_fftw_backend_uses_measured_plans_and_is_exact():
-    """The default FFTW configuration (FFTW_MEASURE plans) matches the reference."""
-    fftw = FftwBackend(wisdom=False)
-    assert fftw.planner_effort == "FFTW_MEASURE"
+def test_default_fftw_backend_is_exact_and_leaves_caller_data():
+    """The default FFTW configuration (FFTW_ESTIMATE plans) matches the reference."""
+    fftw = FftwBackend()
     for n in (64, 400):
         case = naive_case(n)[np.float64 if EXTENDED else np.float32]
         dt = case["x"].dtype
@@ -356,8 +348,8 @@ def test_long_double_is_refused_not_truncated(backend):
 def test_fftw_blocks_overlap_and_split(rng):
     """Batches around the block size: overlap tail (B > R) and power-of-two split (B < R)."""
     n = 16  # float64 rows of 128 bytes -> 4 rows per block of 512 bytes
-    fftw = FftwBackend(planner_effort="FFTW_ESTIMATE", wisdom=False, block_bytes=4 * 16 * 8)
-    inverse = FftwBackend(planner_effort="FFTW_ESTIMATE", wisdom=False, block_bytes=4 * 16 * 8)
+    fftw = FftwBackend(block_bytes=4 * 16 * 8)
+    inverse = FftwBackend(block_bytes=4 * 16 * 8)
     for rows in range(0, 12):
         x = rng.standard_normal((rows, n))
         got = fftw.rfft(x)
@@ -368,7 +360,7 @@ def test_fftw_blocks_overlap_and_split(rng):
     assert fftw.cache_info()["kernels"] == 1
     assert fftw.cache_info()["plans"] == 3  # 1, 2 and 4 rows
     # batches larger than a block need the full-block plan only (overlapping tail)
-    fresh = FftwBackend(planner_effort="FFTW_ESTIMATE", wisdom=False, block_bytes=4 * 16 * 8)
+    fresh = FftwBackend(block_bytes=4 * 16 * 8)
     for rows in range(5, 12):
         x = rng.standard_normal((rows, n))
         assert np.all(rel_err(fresh.rfft(x), np.fft.rfft(x)) <= rtol(np.float64, n))
@@ -376,7 +368,7 @@ def test_fftw_blocks_overlap_and_split(rng):
 
 
 def test_fftw_sequence_of_shapes_with_eviction(rng):
-    fftw = FftwBackend(planner_effort="FFTW_ESTIMATE", wisdom=False, max_kernels=2)
+    fftw = FftwBackend(max_kernels=2)
     for n in (64, 100, 64, 7, 100, 2048, 7):
         for dt in DTYPES:
             x = rng.standard_normal((3, n)).astype(dt)
@@ -387,14 +379,14 @@ def test_fftw_sequence_of_shapes_with_eviction(rng):
 
 
 def test_fftw_byte_bound_drops_huge_kernels(rng):
-    fftw = FftwBackend(planner_effort="FFTW_ESTIMATE", wisdom=False, max_cache_bytes=10_000)
+    fftw = FftwBackend(max_cache_bytes=10_000)
     x = rng.standard_normal(4096)
     assert np.all(rel_err(fftw.rfft(x), np.fft.rfft(x)) <= 2 * rtol(np.float64, 4096))
     assert fftw.cache_info()["bytes"] <= 10_000
 
 
 def test_fftw_shared_between_threads(rng):
-    fftw = FftwBackend(planner_effort="FFTW_ESTIMATE", wisdom=False)
+    fftw = FftwBackend()
     inputs = [rng.standard_normal((20, n)) for n in (64, 65, 400, 64, 65, 400)]
     errors: list[float] = []
 
@@ -412,7 +404,7 @@ def test_fftw_shared_between_threads(rng):
 
 
 def test_fftw_threads_setting(rng):
-    fftw = FftwBackend(threads=2, planner_effort="FFTW_ESTIMATE", wisdom=False)
+    fftw = FftwBackend(threads=2)
     x = rng.standard_normal((50, 512))
     assert np.all(rel_err(fftw.rfft(x), np.fft.rfft(x)) <= 2 * rtol(np.float64, 512))
 
@@ -422,7 +414,6 @@ def test_fftw_threads_setting(rng):
     [
         ({"threads": 0}, r"threads must be an integer >= 1, got 0"),
         ({"threads": 1.5}, r"threads must be an integer >= 1, got 1\.5"),
-        ({"planner_effort": "FFTW_FAST"}, r"planner effort 'FFTW_FAST'; allowed: FFTW_ESTIMATE, FFTW_MEASURE"),
     ],
 )
 def test_fftw_bad_settings(kwargs, match):
@@ -564,7 +555,7 @@ def test_aligned_length(dtype, alignment):
 
 
 def test_fftw_real_plans_are_cached_and_shared(rng):
-    fftw = FftwBackend(planner_effort="FFTW_ESTIMATE", wisdom=False)
+    fftw = FftwBackend()
     p = fftw.real_plan(32, 8, np.float32)
     assert fftw.real_plan(32, 8, "float32") is p
     assert fftw.real_plan(32, 8, np.float64) is not p
@@ -581,7 +572,7 @@ def test_fftw_real_plans_are_cached_and_shared(rng):
 
 
 def test_fftw_real_plan_shared_between_threads(rng):
-    fftw = FftwBackend(planner_effort="FFTW_ESTIMATE", wisdom=False)
+    fftw = FftwBackend()
     errors: list[float] = []
 
     def work(seed):
@@ -602,100 +593,83 @@ def test_fftw_real_plan_shared_between_threads(rng):
     assert len(errors) == 200 and max(errors) <= 2 * rtol(np.float64, 64)
 
 
-# --------------------------------------------------------------------------- wisdom
-@pytest.fixture
-def fresh_wisdom(monkeypatch, tmp_path):
-    """Wisdom enabled, FFTW's memory wiped, file under tmp_path/cache."""
-    monkeypatch.setenv("AUDIOKIT_FFTW_WISDOM", "1")
-    pyfftw.forget_wisdom()
-    wisdom_mod._reset_for_tests()
-    yield tmp_path / "cache" / "audiokit" / "fftw-wisdom.json"
-    wisdom_mod._reset_for_tests()
+# --------------------------------------------------------------------------- determinism
+# The digest of many transforms (every kind of plan the engine makes), computed in fresh processes.
+_DIGEST = """
+import hashlib, sys
+import numpy as np
+from audiokit.engine import get_backend
+if sys.argv[1] == "measured":  # another library in the process measured plans: FFTW now holds their wisdom
+    import pyfftw
+    for n in (512, 1024):
+        p = get_backend("fftw").real_plan(n, 128, np.float32)
+        pyfftw.FFTW(p.input, p.output, flags=("FFTW_MEASURE",), planning_timelimit=1.0)
+b = get_backend("fftw")
+rng = np.random.default_rng(7)
+h = hashlib.sha256()
+for n in (400, 512, 1024, 2048):
+    for dt in (np.float32, np.float64):
+        for rows in (1, 3, 64, 300):
+            x = rng.standard_normal((rows, n)).astype(dt)
+            h.update(b.rfft(x).tobytes())
+            h.update(b.irfft(b.rfft(x), n).tobytes())
+            p = b.real_plan(n, 128, dt)
+            with p:
+                p.input[: min(rows, 128)] = x[:128]
+                h.update(p.execute(min(rows, 128)).tobytes())
+print(h.hexdigest())
+"""
 
 
-def _plannable_from_wisdom_only(n: int) -> bool:
-    a = pyfftw.zeros_aligned((1, n), dtype=np.float64)
-    b = pyfftw.zeros_aligned((1, n // 2 + 1), dtype=np.complex128)
-    try:
-        pyfftw.FFTW(a, b, flags=("FFTW_MEASURE", "FFTW_WISDOM_ONLY"))
-    except RuntimeError:
-        return False
-    return True
+def test_fftw_bytes_identical_in_fresh_processes(tmp_path):
+    """Six processes at once (load), each with a fresh cache, two with FFTW wisdom measured by other code: one digest.
 
-
-def test_wisdom_is_saved_and_reloaded(fresh_wisdom):
-    path = fresh_wisdom
-    assert wisdom_mod.wisdom_path() == path
-    assert not _plannable_from_wisdom_only(48)
-    FftwBackend().rfft(np.ones(48))  # 1-D -> one row: a measured (1, 48) plan
-    assert not path.exists()  # saving waits for the interpreter exit ...
-    wisdom_mod._save_pending(pyfftw)  # ... this is the exit hook
-    data = json.loads(path.read_text())
-    assert data["format"] == "audiokit-fftw-wisdom" and "fftw_wisdom" in data["double"]
-    assert not wisdom_mod.save_wisdom(pyfftw)  # unchanged since: no rewrite
-    # a "later run": FFTW forgets everything, the file brings the plan back
-    pyfftw.forget_wisdom()
-    wisdom_mod._reset_for_tests()
-    assert not _plannable_from_wisdom_only(48)
-    wisdom_mod.load_wisdom(pyfftw)
-    assert _plannable_from_wisdom_only(48)
-
-
-def test_wisdom_written_at_exit_of_a_real_process(tmp_path):
+    Under FFTW_MEASURE (before 0.2.0) plans were chosen by timing: on a loaded machine six fresh processes gave
+    four different digests of these transforms.
+    """
     import subprocess
 
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), AUDIOKIT_FFTW_WISDOM="1")
-    code = "import numpy as np; from audiokit.engine import get_backend; get_backend('fftw').rfft(np.ones((3, 52)))"
-    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120, cwd=Path(engine.__file__).parents[2])
-    data = json.loads((tmp_path / "audiokit" / "fftw-wisdom.json").read_text())
-    assert data["format"] == "audiokit-fftw-wisdom"
+    procs = []
+    for i in range(6):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AUDIOKIT_")}
+        env["XDG_CACHE_HOME"] = str(tmp_path / f"cache{i}")
+        mode = "measured" if i % 3 == 2 else "clean"
+        procs.append(
+            subprocess.Popen([sys.executable, "-c", _DIGEST, mode], env=env, stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+        )
+    digests = [p.communicate(timeout=300)[0].strip() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert len(set(digests)) == 1, digests
+    assert not any((tmp_path / f"cache{i}").exists() for i in range(6))  # nothing is cached on disk
 
 
-def test_oversized_wisdom_file_is_ignored_then_replaced(fresh_wisdom, monkeypatch):
-    FftwBackend().rfft(np.ones(44))
-    assert wisdom_mod.save_wisdom(pyfftw)
-    small = fresh_wisdom.stat().st_size
-    data = json.loads(fresh_wisdom.read_text())
-    data["padding"] = "x" * (wisdom_mod.MAX_FILE_BYTES + 1)
-    fresh_wisdom.write_text(json.dumps(data))
-    pyfftw.forget_wisdom()
-    wisdom_mod._reset_for_tests()
-    wisdom_mod.load_wisdom(pyfftw)
-    assert not _plannable_from_wisdom_only(44)  # too big: not read
-    FftwBackend().rfft(np.ones(44))
-    assert wisdom_mod.save_wisdom(pyfftw)
-    assert fresh_wisdom.stat().st_size <= 2 * small  # replaced, not merged
+def test_fftw_result_independent_of_wisdom_in_the_process(rng):
+    """Wisdom measured by other code (FFTW_PATIENT on the very buffer layout audiokit plans) is forgotten first.
+
+    FFTW uses wisdom of greater rigour for an FFTW_ESTIMATE plan; for 512/640/1024/2048-point float32 batches of
+    64 rows the PATIENT plan rounds differently, so without ``forget_wisdom`` the second result differs.
+    """
+    x = rng.standard_normal((64, 640)).astype(np.float32)
+
+    def run(backend):
+        plan = backend.real_plan(640, 64, np.float32)
+        plan.input[:] = x
+        return plan.execute().copy()
+
+    before = run(FftwBackend())
+    layout = FftwBackend().real_plan(640, 64, np.float32)
+    pyfftw.FFTW(layout.input, layout.output, flags=("FFTW_PATIENT",))
+    assert "fftw" in pyfftw.export_wisdom()[1].decode()
+    np.testing.assert_array_equal(run(FftwBackend()), before)
 
 
-def test_wisdom_disabled_by_env(fresh_wisdom, monkeypatch):
-    monkeypatch.setenv("AUDIOKIT_FFTW_WISDOM", "off")
-    FftwBackend(wisdom=True).rfft(np.ones(40))
-    wisdom_mod._save_pending(pyfftw)
-    assert not wisdom_mod.save_wisdom(pyfftw)
-    assert not fresh_wisdom.exists()
-
-
-def test_wisdom_failures_are_silent(fresh_wisdom, monkeypatch, tmp_path, rng):
-    fresh_wisdom.parent.mkdir(parents=True)
-    fresh_wisdom.write_text("{not json")  # corrupt file: ignored, then replaced
-    x = rng.standard_normal(36)
-    assert np.all(rel_err(FftwBackend().rfft(x), np.fft.rfft(x)) <= rtol(np.float64, 36))
-    assert wisdom_mod.save_wisdom(pyfftw)
-    assert json.loads(fresh_wisdom.read_text())["format"] == "audiokit-fftw-wisdom"
-    # unwritable cache: XDG_CACHE_HOME below a regular file
-    blocker = tmp_path / "blocker"
-    blocker.write_text("")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
-    pyfftw.forget_wisdom()
-    assert np.all(rel_err(FftwBackend().rfft(x[:30]), np.fft.rfft(x[:30])) <= rtol(np.float64, 30))
-    assert not wisdom_mod.save_wisdom(pyfftw)
-    wisdom_mod._save_pending(pyfftw)  # the exit hook does not raise either
-
-
-def test_wisdom_path_ignores_relative_xdg(monkeypatch, tmp_path):
-    monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")
-    monkeypatch.setenv("HOME", str(tmp_path))
-    assert wisdom_mod.wisdom_path() == tmp_path / ".cache" / "audiokit" / "fftw-wisdom.json"
+def test_provenance_names_backend_and_library():
+    assert engine.provenance("fftw") == {
+        "fft_backend": "fftw",
+        "fft_library": f"FFTW {engine.get_backend('fftw')._pyfftw.fftw_version}",
+    }
+    assert engine.provenance("scipy")["fft_library"].startswith("scipy.fft ")
+    assert engine.provenance("numpy") == {"fft_backend": "numpy", "fft_library": f"numpy.fft {np.__version__}"}
 
 
 # --------------------------------------------------------------------------- selection
@@ -766,7 +740,7 @@ def test_engine_module_surface():
 @pytest.mark.parametrize("n", [512, 400, 9])
 def test_fftw_forward_plan_rows_are_32_byte_aligned(n, dtype):
     """FFTW's SIMD codelets need every spectrum row aligned: forward output rows are padded to 32 bytes."""
-    fwd = FftwBackend(wisdom=False).real_plan(n, 8, dtype)
+    fwd = FftwBackend().real_plan(n, 8, dtype)
     assert fwd.output.shape == (8, n // 2 + 1)
     assert fwd.output.strides[0] % 32 == 0 and fwd.output.strides[-1] == fwd.output.itemsize
     assert fwd.output.ctypes.data % 32 == 0

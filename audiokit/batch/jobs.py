@@ -63,22 +63,41 @@ class Job:
         """``sha256:`` + 16 hex digits of the canonical JSON of everything that shapes the outputs.
 
         That is the command, the options dataclass (its type name and fields),
-        the input options but the segment, ``png`` and the audiokit version.
-        The input itself is identified separately (path, size, mtime, segment).
+        the input options but the segment, ``png``, the audiokit version and
+        the FFT backend the ``--fft`` option resolves to here, with its library
+        version (one backend gives the same bytes everywhere; two agree to
+        float rounding only).  The input itself is identified separately
+        (path, size, mtime, segment).
         """
+        from ..engine import provenance
+
         inputs = dataclasses.asdict(self.inputs)
         inputs.pop("start", None)
         inputs.pop("duration", None)
+        options = dataclasses.asdict(self.options)
         payload = {
             "command": self.command,
             "options_type": type(self.options).__name__,
-            "options": dataclasses.asdict(self.options),
+            "options": options,
             "inputs": inputs,
             "png": self.png,
             "audiokit": __version__,
+            "fft": provenance(_fft_option(options)),
         }
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
         return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _fft_option(options: Mapping[str, Any]) -> str | None:
+    """The ``fft`` field (``--fft``) anywhere in the nested options dict, or None (auto)."""
+    if isinstance(options.get("fft"), str):
+        return options["fft"]
+    for value in options.values():
+        if isinstance(value, Mapping):
+            found = _fft_option(value)
+            if found is not None:
+                return found
+    return None
 
 
 def output_names(job: Job, item_id: str) -> dict[str, str]:
@@ -111,6 +130,10 @@ def validate(job: Job) -> None:
     if hasattr(options, "timefreq"):  # mfcc, or mel with --compat kaldi / --deltas / --cmvn (FeatureOptions)
         options.check()
         options = options.timefreq
+    if job.command in ("mel", "spectrogram", "mfcc", "spectrum"):
+        from ..pipelines.params import check_channel
+
+        check_channel(options.channel, options.mix)
     if job.command in ("mel", "spectrogram", "mfcc"):
         from ..pipelines.params import choice
         from ..pipelines.timefreq import PAD_MODES, SCALES, parse_ref

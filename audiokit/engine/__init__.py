@@ -12,8 +12,8 @@ in :mod:`audiokit.engine.base`).  Any length works, primes included.
 Backends
 --------
 ========  ==================================================================
-``fftw``  pyFFTW: cached FFTW_MEASURE plans, aligned scratch buffers, wisdom
-          file (:mod:`audiokit.engine.fftw`, :mod:`audiokit.engine.wisdom`)
+``fftw``  pyFFTW: cached ``FFTW_ESTIMATE`` plans (chosen without timing: the same
+          bytes in every process), aligned scratch buffers (:mod:`audiokit.engine.fftw`)
 ``scipy`` ``scipy.fft`` (pocketfft; ``threads`` -> ``workers``)
 ``numpy`` ``numpy.fft`` (pocketfft, always available)
 ========  ==================================================================
@@ -78,6 +78,7 @@ __all__ = [
     "aligned_zeros",
     "available_backends",
     "get_backend",
+    "provenance",
 ]
 
 #: Backend names, in the order ``auto`` tries them.
@@ -130,6 +131,17 @@ def _resolve_threads(threads: object) -> int:
     if not is_int(threads) or threads < 1:
         raise ParameterError(f"{source} must be an integer >= 1, got {threads!r}")
     return threads
+
+
+def provenance(name: str | None = None) -> dict[str, str]:
+    """What a result's bytes depend on in the engine: ``{"fft_backend": "fftw", "fft_library": "FFTW 3.3.10"}``.
+
+    Written into every sidecar and the batch fingerprint: one backend gives the
+    same bytes in every process; two backends agree to float rounding only.
+    ``name`` as for :func:`get_backend` (None: ``AUDIOKIT_FFT`` / auto).
+    """
+    backend = get_backend(name)
+    return {"fft_backend": backend.name, "fft_library": backend.library}
 
 
 def get_backend(name: str | None = None, *, threads: int | None = None) -> FftBackend:

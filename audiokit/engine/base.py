@@ -414,6 +414,11 @@ class FftBackend(ABC):
     name: str = "base"
     threads: int = 1
 
+    @property
+    def library(self) -> str:
+        """The FFT library and its version (``"FFTW 3.3.10"``, ``"scipy.fft 1.17.1"``): results are reproducible per library."""
+        return self.name
+
     def rfft(self, x: np.ndarray, n: int | None = None) -> np.ndarray:
         """One-sided forward DFT of real frames, unnormalised.
 
@@ -570,8 +575,8 @@ class FftBackend(ABC):
         of one buffer made with ``as_strided``: the forward transform only
         reads its input); output rows must not overlap each other or the
         input, and samples of ``output`` outside its rows are never written.
-        FFTW plans on the arrays themselves (``FFTW_MEASURE`` overwrites
-        them): bind first, then fill.  SIMD-aligned arrays
+        FFTW plans on the arrays themselves (``FFTW_ESTIMATE``: planning
+        does not write to them).  SIMD-aligned arrays
         (:func:`aligned_zeros`) let FFTW use its aligned kernels.
 
         Not cached: the plan refers to these arrays; keep it as long as

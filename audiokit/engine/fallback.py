@@ -30,6 +30,10 @@ class NumpyBackend(FftBackend):
 
     name = "numpy"
 
+    @property
+    def library(self) -> str:
+        return f"numpy.fft {np.__version__}"
+
     def __init__(self, threads: int = 1):
         self.threads = 1
 
@@ -66,6 +70,12 @@ class ScipyBackend(FftBackend):
     """
 
     name = "scipy"
+
+    @property
+    def library(self) -> str:
+        import scipy
+
+        return f"scipy.fft {scipy.__version__}"
 
     def __init__(self, threads: int = 1):
         import scipy.fft  # noqa: F401  (fail at construction, not at first use)

@@ -11,8 +11,8 @@ A batch ``a`` of shape ``(..., m)`` is viewed as ``B`` rows.  For each
   which measured 1.2-2.3x faster than one FFTW call over a whole batch of
   4000 frames (8-64 MB);
 * FFTW plans over the first ``r`` rows of those buffers, built on first use
-  (``FFTW_MEASURE`` by default) and reused.  Planning only ever touches the
-  scratch buffers, never caller data.
+  and reused.  Planning only ever touches the scratch buffers, never caller
+  data.
 
 Rows are processed ``R`` at a time: copy in (this also casts, pads with
 zeros or truncates to ``n``), execute, copy out into a freshly allocated
@@ -39,6 +39,26 @@ directly on caller arrays with ``update_arrays`` (they are rarely SIMD
 aligned, and the per-block call cost more than the copy); an ``out=``
 argument reusing the result array (no gain below glibc's 32 MB mmap
 threshold, 16% only for 2048-point float64 batches of 64 MB).
+
+Deterministic plans
+-------------------
+Every plan is made with ``FFTW_ESTIMATE`` and nothing else.  FFTW's other
+planner efforts (``FFTW_MEASURE`` and up) *time* candidate algorithms and keep
+the fastest; different algorithms round differently, so the same frames gave
+different last bits from one process to the next (six fresh processes on a
+loaded machine: four different results), and a wisdom file remembering the
+winners made a warm machine differ from a fresh one.  ``FFTW_ESTIMATE``
+chooses from operation counts only: the same problem (length, batch, strides,
+alignment, precision, threads) gives the same plan, hence the same bytes, in
+every process on one machine.  FFTW uses wisdom of greater rigour when it
+has some, so the process-wide wisdom is forgotten before each new plan: wisdom
+imported or measured by other code in the process cannot change a result.
+Measured cost (``FFTW_MEASURE`` -> ``FFTW_ESTIMATE``, STFT power of 5 min at
+16 kHz, CPU time, medians of 11): n_fft 512 float32 +0.4% (the benchmarks'
+case), 256/400/2048 float32 -3 to +0%, 1024 float32 +9%, float64 +0 to +8%;
+and no planning time (a fresh 512-point ``FFTW_MEASURE`` plan took ~160 ms).
+Across machines, FFTW's choice depends on the SIMD instructions the CPU
+offers, so results agree to float rounding there, not bit for bit.
 """
 
 from __future__ import annotations
@@ -50,7 +70,6 @@ from typing import Any
 
 import numpy as np
 
-from audiokit.engine import wisdom as _wisdom
 from audiokit.engine.base import (
     ALIGNMENT,
     SIMD_ROW_ALIGNMENT,
@@ -63,9 +82,10 @@ from audiokit.engine.base import (
 from audiokit.errors import ParameterError
 from audiokit.validate import is_int
 
-__all__ = ["PLANNER_EFFORTS", "FftwBackend"]
+__all__ = ["PLANNER_FLAG", "FftwBackend"]
 
-PLANNER_EFFORTS = ("FFTW_ESTIMATE", "FFTW_MEASURE", "FFTW_PATIENT", "FFTW_EXHAUSTIVE")
+#: The only planner rigour used: chosen without timing, so every process gets the same plan (module docstring).
+PLANNER_FLAG = "FFTW_ESTIMATE"
 
 #: (FFTW direction, input is complex, output is complex, scale output by 1/n)
 _KINDS = {
@@ -74,6 +94,20 @@ _KINDS = {
     "fft": ("FFTW_FORWARD", True, True, False),
     "ifft": ("FFTW_BACKWARD", True, True, True),
 }
+
+
+def new_fftw(pyfftw, inbuf: np.ndarray, outbuf: np.ndarray, *, direction: str, destroy_input: bool, threads: int):
+    """A ``pyfftw.FFTW`` from ``inbuf`` to ``outbuf`` over the last axis, planned deterministically.
+
+    ``FFTW_ESTIMATE`` (:data:`PLANNER_FLAG`) after forgetting the process's
+    wisdom: no timing and no remembered plan can change which algorithm runs
+    (module docstring).  ``direction`` is ``"FFTW_FORWARD"`` or
+    ``"FFTW_BACKWARD"``; ``destroy_input`` lets FFTW overwrite the input
+    (c2r's default; the input is scratch).  The one place where the engine plans.
+    """
+    pyfftw.forget_wisdom()
+    flags = (PLANNER_FLAG, "FFTW_DESTROY_INPUT") if destroy_input else (PLANNER_FLAG,)
+    return pyfftw.FFTW(inbuf, outbuf, axes=(-1,), direction=direction, flags=flags, threads=threads)
 
 
 def _row_lengths(kind: str, n: int) -> tuple[int, int]:
@@ -90,10 +124,8 @@ class _Kernel:
 
     __slots__ = (
         "_direction",
-        "_flags",
         "_pyfftw",
         "_threads",
-        "_timelimit",
         "inbuf",
         "kind",
         "n",
@@ -103,9 +135,7 @@ class _Kernel:
         "rows_max",
     )
 
-    def __init__(
-        self, pyfftw, kind: str, n: int, prec: np.dtype, *, block_bytes: int, effort: str, threads: int, timelimit: float | None
-    ):
+    def __init__(self, pyfftw, kind: str, n: int, prec: np.dtype, *, block_bytes: int, threads: int):
         direction, cin, cout, _ = _KINDS[kind]
         n_in, n_out = _row_lengths(kind, n)
         in_dtype = complex_of(prec) if cin else prec
@@ -113,8 +143,7 @@ class _Kernel:
         fit = max(1, block_bytes // (n_in * in_dtype.itemsize))
         self.rows_max = 1 << (fit.bit_length() - 1)
         self.kind, self.n = kind, n
-        # zero-filled: FFTW_MEASURE runs transforms on these while planning.  Single
-        # precision rows are padded to 32 bytes (unaligned rows keep FFTW off its SIMD
+        # Single precision rows are padded to 32 bytes (unaligned rows keep FFTW off its SIMD
         # codelets: 512-point f32 rfft 1.52-1.55x -> 1.59-1.61x scipy); double precision
         # measured slower padded (2.04x -> 1.74x), so it keeps packed rows.
         pad = prec == np.float32
@@ -124,30 +153,24 @@ class _Kernel:
         self.plans: dict[int, Any] = {}  # rows -> bound execute of a pyfftw.FFTW
         self._pyfftw = pyfftw
         self._direction = direction
-        flags = [effort]
-        if kind == "irfft":
-            flags.append("FFTW_DESTROY_INPUT")  # FFTW's c2r default; input is scratch
-        self._flags = tuple(flags)
         self._threads = threads
-        self._timelimit = timelimit
 
     def execute_for(self, rows: int):
-        """Bound ``execute`` of the plan over the first ``rows`` rows, and whether it is new."""
+        """Bound ``execute`` of the plan over the first ``rows`` rows (made on first use)."""
         plan = self.plans.get(rows)
         if plan is not None:
-            return plan, False
-        fftw = self._pyfftw.FFTW(
+            return plan
+        fftw = new_fftw(
+            self._pyfftw,
             self.inbuf[:rows],
             self.outbuf[:rows],
-            axes=(-1,),
             direction=self._direction,
-            flags=self._flags,
+            destroy_input=self.kind == "irfft",
             threads=self._threads,
-            planning_timelimit=self._timelimit,
         )
         plan = fftw.execute
         self.plans[rows] = plan
-        return plan, True
+        return plan
 
 
 def _allocated_bytes(a: np.ndarray) -> int:
@@ -164,18 +187,17 @@ def _row_aligned_zeros(pyfftw, rows: int, width: int, dtype: np.dtype, pad: bool
 class _FftwRealPlan(RealPlan):
     """FFTW :class:`RealPlan`: ``pyfftw.FFTW`` objects bound to the plan's own aligned buffers.
 
-    The plan for all ``rows`` is made on the buffers themselves when the plan
-    is created (planning overwrites them; they are zeroed afterwards).
-    ``execute(k)`` for ``k < rows`` runs a plan over the first ``p`` rows,
-    ``p`` the smallest power of two ``>= k`` (at most twice the work asked
-    for; at most ``log2(rows) + 1`` plans).  Those are made on first use on
-    temporary arrays, then bound to the buffers with ``update_arrays``, so
-    planning never touches data the caller has written.
+    The plan for all ``rows`` is made on the buffers when the plan is
+    created.  ``execute(k)`` for ``k < rows`` runs a plan over the first
+    ``p`` rows, ``p`` the smallest power of two ``>= k`` (at most twice the
+    work asked for; at most ``log2(rows) + 1`` plans), made on first use on
+    the same buffers (``FFTW_ESTIMATE`` planning never writes to its arrays,
+    so data the caller has written stays).
     """
 
-    __slots__ = ("_backend", "_edges", "_fftw_dir", "_flags", "_full", "_padded_out", "_runners", "nbytes", "plans")
+    __slots__ = ("_backend", "_edges", "_fftw_dir", "_full", "_padded_out", "_runners", "nbytes", "plans")
 
-    def __init__(self, backend: FftwBackend, direction: Direction, n: int, rows: int, prec: np.dtype, effort: str):
+    def __init__(self, backend: FftwBackend, direction: Direction, n: int, rows: int, prec: np.dtype):
         pyfftw = backend._pyfftw
         (ishape, idt), (oshape, odt) = self.buffer_shapes(direction, n, rows, prec)
         self._padded_out = direction == "forward"
@@ -183,13 +205,9 @@ class _FftwRealPlan(RealPlan):
         self.nbytes = self.input.nbytes + self.output.shape[0] * self.output.strides[0]  # padded rows
         self._backend = backend
         self._fftw_dir = "FFTW_FORWARD" if direction == "forward" else "FFTW_BACKWARD"
-        # c2r destroys its input anyway (FFTW's default); r2c preserves it
-        self._flags = (effort,) if direction == "forward" else (effort, "FFTW_DESTROY_INPUT")
         self.plans: dict[int, Any] = {}  # rows -> pyfftw.FFTW
         self._runners: dict[int, Callable[[], Any]] = {}  # k rows -> execute of the plan covering them
-        fftw = self._new_fftw(self.input, self.output)
-        self.input.fill(0)  # FFTW_MEASURE ran transforms on them
-        self.output.fill(0)
+        fftw = self._new_fftw(rows)
         self.plans[rows] = fftw
         self._full = fftw.execute
         self._edges: tuple[np.ndarray, ...] = ()
@@ -213,16 +231,16 @@ class _FftwRealPlan(RealPlan):
         width = aligned_length(shape[-1], np.dtype(dtype).itemsize, SIMD_ROW_ALIGNMENT)
         return pyfftw.zeros_aligned(shape[:-1] + (width,), dtype=dtype, n=ALIGNMENT)[..., : shape[-1]]
 
-    def _new_fftw(self, inbuf: np.ndarray, outbuf: np.ndarray):
+    def _new_fftw(self, rows: int):
+        """A plan over the first ``rows`` rows of the buffers; c2r may destroy its input (FFTW's default)."""
         b = self._backend
-        return b._pyfftw.FFTW(
-            inbuf,
-            outbuf,
-            axes=(-1,),
+        return new_fftw(
+            b._pyfftw,
+            self.input[:rows],
+            self.output[:rows],
             direction=self._fftw_dir,
-            flags=self._flags,
+            destroy_input=self._fftw_dir == "FFTW_BACKWARD",
             threads=b.threads,
-            planning_timelimit=b.planning_timelimit,
         )
 
     def _runner(self, k: int):
@@ -232,19 +250,8 @@ class _FftwRealPlan(RealPlan):
         else:
             fftw = self.plans.get(p)
             if fftw is None:
-                b = self._backend
-                with b._lock:  # one planner at a time; wisdom bookkeeping
-                    if b._use_wisdom():
-                        _wisdom.load_wisdom(b._pyfftw)
-                    pyfftw = b._pyfftw
-                    fftw = self._new_fftw(
-                        pyfftw.zeros_aligned((p,) + self.input.shape[1:], self.input.dtype),
-                        self._out_buffer(pyfftw, (p,) + self.output.shape[1:], self.output.dtype),
-                    )
-                    fftw.update_arrays(self.input[:p], self.output[:p])
-                    self.plans[p] = fftw
-                    if b._use_wisdom():
-                        _wisdom.note_new_plans(pyfftw)
+                with self._backend._lock:  # one planner at a time (FFTW's planner is not thread-safe)
+                    fftw = self.plans[p] = self._new_fftw(p)
             run = fftw.execute
         self._runners[k] = run
         return run
@@ -282,18 +289,16 @@ class _FftwBoundPlan(RealPlan):
         prec: np.dtype,
         inbuf: np.ndarray,
         outbuf: np.ndarray,
-        effort: str,
     ):
         super().__init__(n, rows, prec, direction, inbuf, outbuf)
-        flags = (effort,) if direction == "forward" else (effort, "FFTW_DESTROY_INPUT")
-        fftw = backend._pyfftw.FFTW(
+        inverse = direction == "inverse"
+        fftw = new_fftw(
+            backend._pyfftw,
             inbuf,
             outbuf,
-            axes=(-1,),
-            direction="FFTW_FORWARD" if direction == "forward" else "FFTW_BACKWARD",
-            flags=flags,
+            direction="FFTW_BACKWARD" if inverse else "FFTW_FORWARD",
+            destroy_input=inverse,
             threads=backend.threads,
-            planning_timelimit=backend.planning_timelimit,
         )
         self._exec = fftw.execute
         self._edges: tuple[np.ndarray, ...] = ()
@@ -311,7 +316,7 @@ class _FftwBoundPlan(RealPlan):
 
 
 class FftwBackend(FftBackend):
-    """FFTW through pyFFTW, with a plan cache and an optional wisdom file.
+    """FFTW through pyFFTW, with a plan cache; plans chosen deterministically (``FFTW_ESTIMATE``).
 
     Parameters
     ----------
@@ -321,14 +326,6 @@ class FftwBackend(FftBackend):
         of 1 thread for 400/512-point frames when the machine was nearly
         idle, but at 0.3-0.6x for 2048 points and down to 0.02x when other
         processes kept the cores busy (every block is an OpenMP fork/join).
-    planner_effort : {"FFTW_MEASURE", "FFTW_ESTIMATE", "FFTW_PATIENT", "FFTW_EXHAUSTIVE"}
-        FFTW planner rigour for lengths ``n <= measure_max_n``.
-    measure_max_n : int, default 16384
-        Longer transforms (whole-signal DFTs, rarely repeated) are planned
-        with ``FFTW_ESTIMATE``: measuring a 2**20-point plan takes seconds.
-        FFTW still uses wisdom for them if the file has some.
-    planning_timelimit : float or None, default 2.0
-        Seconds FFTW may spend on one plan before settling for the best so far.
     block_bytes : int, default 262144
         Target size of one block of input rows (see module docstring).
     max_kernels : int, default 32
@@ -336,50 +333,46 @@ class FftwBackend(FftBackend):
     max_cache_bytes : int, default 64 MiB
         Bound on the scratch memory of cached kernels; a kernel bigger than
         this (a huge ``n``) is dropped right after its call.
-    wisdom : bool or None, default None
-        Load the wisdom file before the first plan and save it at exit after
-        new plans (:mod:`audiokit.engine.wisdom`).  None and True use it
-        unless ``AUDIOKIT_FFTW_WISDOM=0`` disables it; False never does.
 
     Raises
     ------
     ParameterError
-        Bad ``threads`` or ``planner_effort``.
+        Bad ``threads``.
     ImportError
         pyfftw cannot be imported.
+
+    Notes
+    -----
+    There is no planner-effort option and no wisdom file: timed planning
+    (``FFTW_MEASURE`` and up) made the bytes of a result depend on the
+    machine's load and on the cache (module docstring, "Deterministic plans").
     """
 
     name = "fftw"
+
+    @property
+    def library(self) -> str:
+        return f"FFTW {getattr(self._pyfftw, 'fftw_version', '')}".rstrip()
 
     def __init__(
         self,
         threads: int = 1,
         *,
-        planner_effort: str = "FFTW_MEASURE",
-        measure_max_n: int = 16384,
-        planning_timelimit: float | None = 2.0,
         block_bytes: int = 256 * 1024,
         max_kernels: int = 32,
         max_cache_bytes: int = 64 * 1024 * 1024,
-        wisdom: bool | None = None,
     ):
         from audiokit.engine import pyfftw_core
 
         pyfftw = pyfftw_core.load()  # not ``import pyfftw``: that imports pyfftw.interfaces (scipy.fft, dask)
 
-        if planner_effort not in PLANNER_EFFORTS:
-            raise ParameterError(f"unknown FFTW planner effort {planner_effort!r}; allowed: {', '.join(PLANNER_EFFORTS)}")
         if not is_int(threads) or threads < 1:
             raise ParameterError(f"FFT threads must be an integer >= 1, got {threads!r}")
         self._pyfftw = pyfftw
         self.threads = int(threads)
-        self.planner_effort = planner_effort
-        self.measure_max_n = int(measure_max_n)
-        self.planning_timelimit = planning_timelimit
         self.block_bytes = int(block_bytes)
         self.max_kernels = int(max_kernels)
         self.max_cache_bytes = int(max_cache_bytes)
-        self.wisdom = wisdom
         # one LRU for the copying kernels and the zero-copy plans (keys start with 'plan')
         self._kernels: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._cache_bytes = 0
@@ -396,13 +389,10 @@ class FftwBackend(FftBackend):
             }
 
     def clear_cache(self) -> None:
-        """Drop every cached plan and scratch buffer (FFTW wisdom is kept)."""
+        """Drop every cached plan and scratch buffer."""
         with self._lock:
             self._kernels.clear()
             self._cache_bytes = 0
-
-    def _use_wisdom(self) -> bool:
-        return _wisdom.wisdom_enabled() if self.wisdom is None else bool(self.wisdom)
 
     def _kernel(self, kind: str, n: int, prec: np.dtype) -> _Kernel:
         key = (kind, n, prec.char)
@@ -410,19 +400,7 @@ class FftwBackend(FftBackend):
         if kernel is not None:
             self._kernels.move_to_end(key)
             return kernel
-        if self._use_wisdom():
-            _wisdom.load_wisdom(self._pyfftw)
-        effort = self.planner_effort if n <= self.measure_max_n else "FFTW_ESTIMATE"
-        kernel = _Kernel(
-            self._pyfftw,
-            kind,
-            n,
-            prec,
-            block_bytes=self.block_bytes,
-            effort=effort,
-            threads=self.threads,
-            timelimit=self.planning_timelimit,
-        )
+        kernel = _Kernel(self._pyfftw, kind, n, prec, block_bytes=self.block_bytes, threads=self.threads)
         self._kernels[key] = kernel
         self._cache_bytes += kernel.nbytes
         return kernel
@@ -440,28 +418,17 @@ class FftwBackend(FftBackend):
             if plan is not None:
                 self._kernels.move_to_end(key)
                 return plan
-            if self._use_wisdom():
-                _wisdom.load_wisdom(self._pyfftw)
-            effort = self.planner_effort if n <= self.measure_max_n else "FFTW_ESTIMATE"
-            plan = _FftwRealPlan(self, direction, n, rows, prec, effort)
+            plan = _FftwRealPlan(self, direction, n, rows, prec)
             self._kernels[key] = plan
             self._cache_bytes += plan.nbytes
             self._trim_cache()  # may drop this very plan if it alone exceeds the bound: still usable
-            if self._use_wisdom():
-                _wisdom.note_new_plans(self._pyfftw)
             return plan
 
     def _bind_plan(
         self, direction: Direction, n: int, rows: int, prec: np.dtype, inbuf: np.ndarray, outbuf: np.ndarray
     ) -> RealPlan:
         with self._lock:
-            if self._use_wisdom():
-                _wisdom.load_wisdom(self._pyfftw)
-            effort = self.planner_effort if n <= self.measure_max_n else "FFTW_ESTIMATE"
-            plan = _FftwBoundPlan(self, direction, n, rows, prec, inbuf, outbuf, effort)
-            if self._use_wisdom():
-                _wisdom.note_new_plans(self._pyfftw)
-        return plan
+            return _FftwBoundPlan(self, direction, n, rows, prec, inbuf, outbuf)
 
     # -- transforms ----------------------------------------------------------
     def _run(self, kind: str, a: np.ndarray, n: int, prec: np.dtype) -> np.ndarray:
@@ -480,7 +447,6 @@ class FftwBackend(FftBackend):
         # zeroing their imaginary parts makes that explicit for every algorithm.
         hermitian_edges = (0, n_in - 1) if (kind == "irfft" and n % 2 == 0) else (0,)
         scale = 1.0 / n
-        planned = False
         with self._lock:
             kernel = self._kernel(kind, n, prec)
             try:
@@ -494,8 +460,7 @@ class FftwBackend(FftBackend):
                         r, i = block, n_rows - block  # overlap: reuse the big plan
                     else:
                         r = 1 << (left.bit_length() - 1)
-                    execute, new = kernel.execute_for(r)
-                    planned |= new
+                    execute = kernel.execute_for(r)
                     ib = kernel.inbuf[:r]
                     if k == n_in:
                         np.copyto(ib, rows[i : i + r, :k] if m != k else rows[i : i + r])
@@ -514,8 +479,6 @@ class FftwBackend(FftBackend):
                     i += r
             finally:
                 self._trim_cache()
-                if planned and self._use_wisdom():
-                    _wisdom.note_new_plans(self._pyfftw)  # saved at interpreter exit
         return out.reshape(lead + (n_out,))
 
     def _rfft(self, a: np.ndarray, n: int, prec: np.dtype) -> np.ndarray:
@@ -528,4 +491,4 @@ class FftwBackend(FftBackend):
         return self._run("ifft" if inverse else "fft", a, n, prec)
 
     def __repr__(self) -> str:
-        return f"FftwBackend(threads={self.threads}, planner_effort={self.planner_effort!r}, block_bytes={self.block_bytes})"
+        return f"FftwBackend(threads={self.threads}, block_bytes={self.block_bytes})"

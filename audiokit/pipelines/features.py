@@ -42,7 +42,7 @@ from ..validate import check_int
 from .kaldi_frontend import KALDI_SAMPLE_SCALE, KaldiFrontend, kaldi_checks, kaldi_options
 from .params import InputOptions, choice
 from .progress import SILENT, Reporter
-from .sidecar import plan_fields
+from .sidecar import plan_fields, provenance
 from .timefreq import TimeFreqOptions, TimeFreqResult, default_outputs, mel_bank, parse_ref
 
 if TYPE_CHECKING:
@@ -334,7 +334,10 @@ class _FeatureJob:
             from ..dsp.kaldi import KaldiFeatureStream
 
             seeds = [None if o.kaldi.seed is None else o.kaldi.seed + c for c in range(C)]  # channel c: seed + c
-            streams = [KaldiFeatureStream(self.kopts, sample_scale=KALDI_SAMPLE_SCALE, seed=seed) for seed in seeds]
+            streams = [
+                KaldiFeatureStream(self.kopts, sample_scale=KALDI_SAMPLE_SCALE, seed=seed, fft=self.o.timefreq.stft.fft)
+                for seed in seeds
+            ]
             with reporter.progress(f"{o.kind} {self.source.name}", self.source.n_samples) as advance:
                 for block in self._blocks(advance):
                     outs = [s.accept_waveform(block[c]) for c, s in enumerate(streams)]
@@ -425,13 +428,11 @@ class _FeatureJob:
         return names
 
     def _sidecar(self, shape: tuple[int, ...]) -> dict[str, Any]:
-        from .. import __version__
-
         o, tf, src = self.o, self.o.timefreq, self.source
         from pathlib import Path
 
         meta: dict[str, Any] = {
-            "audiokit_version": __version__,
+            **provenance(tf.stft.fft),
             "kind": "fbank" if o.is_kaldi and o.kind == "mel" else o.kind,
             "compat": o.compat,
             "source": src.name if is_stdio(src.name) else str(Path(src.name).resolve()),

@@ -4,7 +4,7 @@ A ``.npy`` written by ``spectrogram``/``mel``/``spectrum``/``mel --filterbank``
 has a sidecar ``<stem>.json`` beside it holding what is needed to interpret
 it.  The time-frequency schema (keys written by :func:`timefreq_metadata`):
 
-``audiokit_version, kind, source, source_frames, source_subtype, sr, channels,
+``audiokit_version, fft_backend, fft_library, kind, source, source_frames, source_subtype, sr, channels,
 mixed, layout, shape, dtype, win_length, hop_length, n_fft, window, periodic,
 center, pad_mode, scale, values, amin, ref, ref_db, top_db, frame_time_s,
 delta_f_hz`` and ``mel``/``mel_centre_hz`` (mel) or ``freq_hz`` (spectrogram).
@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..io import is_stdio
 from ..io.reader import MAX_SR, MIN_SR
 
-__all__ = ["timefreq_metadata", "plan_fields", "check_stft_sidecar", "plan_from_sidecar", "PLAN_KEYS"]
+__all__ = ["provenance", "timefreq_metadata", "plan_fields", "check_stft_sidecar", "plan_from_sidecar", "PLAN_KEYS"]
 
 #: Largest DFT size a sidecar may ask for (2**24 samples: 6 minutes at 48 kHz, far beyond any STFT frame).
 MAX_N_FFT = 1 << 24
@@ -45,6 +45,18 @@ PLAN_KEYS: dict[str, type | tuple[type, ...]] = {
 }
 
 
+def provenance(fft: str | None) -> dict[str, Any]:
+    """``audiokit_version``, ``fft_backend`` and ``fft_library``: what the bytes of an array depend on besides the options.
+
+    One FFT backend gives the same bytes in every process and run on a machine; two backends agree to float
+    rounding only (docs/conventions.md, "Reproducibility").  ``fft`` is the ``--fft`` option (None: auto).
+    """
+    from .. import __version__  # here, not at import: importlib.metadata is only needed when a sidecar is written
+    from ..engine import provenance as engine_provenance
+
+    return {"audiokit_version": __version__, **engine_provenance(fft)}
+
+
 def timefreq_metadata(
     *,
     kind: str,
@@ -61,6 +73,7 @@ def timefreq_metadata(
     ref_db: float | None,
     top_db: float | None,
     rows: dict[str, Any],
+    fft: str | None,
 ) -> dict[str, Any]:
     """The sidecar of a spectrogram/mel array (see the module docstring for the keys).
 
@@ -72,13 +85,13 @@ def timefreq_metadata(
         The framing used.
     rows : dict
         ``{"mel": ..., "mel_centre_hz": [...]}`` or ``{"freq_hz": {...}}``.
+    fft : str or None
+        The FFT backend option (``--fft``); its resolved name and library are recorded (:func:`provenance`).
     """
-    from .. import __version__  # here, not at import: importlib.metadata is only needed when a sidecar is written
-
     n_frames = shape[-1]
     times = plan.times(min(n_frames, 1), where="centre")
     meta: dict[str, Any] = {
-        "audiokit_version": __version__,
+        **provenance(fft),
         "kind": kind,
         "source": source.name if is_stdio(source.name) else str(Path(source.name).resolve()),
         "source_frames": source.n_samples,

@@ -15,6 +15,7 @@ from ..io import check_distinct, check_output_path, outputs_together, write_byte
 from ..io.npy import save_npy, sidecar_path
 from .params import InputOptions, check_figure_path, duration_samples, frequency_hz
 from .progress import SILENT, Reporter
+from .sidecar import provenance
 
 __all__ = ["SpectrumOptions", "spectrum_file", "DB_RANGE"]
 
@@ -169,7 +170,7 @@ def spectrum_file(
     }
     with outputs_together():
         if npy is not None:
-            _save_npy(npy, spectra, options.phase, report)
+            _save_npy(npy, spectra, options.phase, report, options.fft)
         if png is not None:
             _draw(png, spectra, found, report, options, xlim)
     return report
@@ -196,10 +197,8 @@ def _unscaled(spec: Any, peaks: list[Any], exponent: int, name: str) -> tuple[An
     return dataclasses.replace(spec, X=X), peaks
 
 
-def _save_npy(path: str, spectra: list[Any], with_phase: bool, report: dict[str, Any]) -> None:
+def _save_npy(path: str, spectra: list[Any], with_phase: bool, report: dict[str, Any], fft: str | None) -> None:
     """Rows ``[freq_hz, amplitude(, phase)]`` per channel, float64, with the sidecar (filled channel by channel)."""
-    from .. import __version__
-
     n_rows = 3 if with_phase else 2
     data = np.empty((len(spectra), n_rows, spectra[0].n_bins), dtype=np.float64)
     for c, spec in enumerate(spectra):
@@ -212,7 +211,7 @@ def _save_npy(path: str, spectra: list[Any], with_phase: bool, report: dict[str,
     meta = {key: report[key] for key in ("path", "sr", "start_s", "n", "n_fft", "df", "nyquist", "window")}
     meta.update(
         kind="spectrum",
-        audiokit_version=__version__,
+        **provenance(fft),
         shape=list(data.shape),
         dtype="float64",
         layout="(rows, n_bins)" if data.ndim == 2 else "(channels, rows, n_bins)",

@@ -428,6 +428,7 @@ def _storable(values: np.ndarray, dtype: Any, name: str, *, linear: bool) -> np.
 
 
 def _amin(amin: float | None, power_kind: Kind) -> float:
+                    fft=options.stft.fft,
     """``--amin`` checked, or the default floor of :data:`audiokit.dsp.scaling.AMIN` for ``power_kind``."""
     from ..dsp.scaling import AMIN
 
