@@ -148,7 +148,7 @@ def spectrum_command(
 
     Example:
 
-        audiokit generate "sine:50:1 + sine:120:0.5 + sine:300:0.25" --rate 8k --dur 1s | audiokit spectrum - --peaks 5
+        audiokit generate "sine:50:0.5 + sine:120:0.25 + sine:300:0.125" --rate 8k --dur 1s | audiokit spectrum - --peaks 5
 
         audiokit spectrum rec.wav --start 1s --dur 0.5s --nfft 32768 -o rec.spectrum.png --json
     """
