@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import builtins
 import io
+import os
 import pathlib
 import struct
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -552,3 +554,242 @@ def test_open_failure_closes_the_file(tmp_path, craft_wav, pcm16, monkeypatch):
     with pytest.raises(InputError):
         read(path)
     assert len(opened) == 1 and opened[0].closed
+
+
+# --- FLAC of unknown length (an encoder writing to a pipe: STREAMINFO total-samples 0) ----------------
+
+DATA = pathlib.Path(__file__).parent / "data"
+#: File offset of STREAMINFO's 36-bit total-samples field: low nibble of byte 21, then bytes 22..25.
+TOTAL_SAMPLES_AT = 21
+
+
+def ffmpeg_pipe_codes() -> np.ndarray:
+    """The int16 codes, shaped (2, 4000), of tests/data/ffmpeg_pipe.flac's source (see tests/data/README.md)."""
+    n = np.arange(4000, dtype=np.int64)
+    left = ((n * 37) % 2000 - 1000) * 24 + ((n * 2654435761) >> 7) % 4096 - 2048
+    right = ((n * 53) % 1600 - 800) * -30 + (n * 40503) % 1024 - 512
+    return np.stack([left, right])
+
+
+def total_samples_field(data: bytes) -> int:
+    return (data[TOTAL_SAMPLES_AT] & 0x0F) << 32 | int.from_bytes(data[TOTAL_SAMPLES_AT + 1 : TOTAL_SAMPLES_AT + 5], "big")
+
+
+def unknown_length_flac(path: pathlib.Path, codes: np.ndarray, subtype: str) -> bytes:
+    """Write ``codes`` (channels, n) as FLAC with soundfile, then zero STREAMINFO's total-samples field."""
+    bits = PCM_BITS[subtype]
+    sf.write(path, (codes.T << (32 - bits)).astype(np.int32), 16000, subtype=subtype, format="FLAC")
+    data = bytearray(path.read_bytes())
+    assert total_samples_field(data) == codes.shape[1]
+    data[TOTAL_SAMPLES_AT] &= 0xF0
+    data[TOTAL_SAMPLES_AT + 1 : TOTAL_SAMPLES_AT + 5] = bytes(4)
+    path.write_bytes(data)
+    return bytes(data)
+
+
+def test_ffmpeg_pipe_flac_fixture_is_of_unknown_length():
+    data = (DATA / "ffmpeg_pipe.flac").read_bytes()
+    assert data[:4] == b"fLaC" and total_samples_field(data) == 0 and data[26:42] == bytes(16)  # no total, no MD5
+    with sf.SoundFile(DATA / "ffmpeg_pipe.flac") as f:  # what libsndfile makes of it: unknown length, and then
+        assert f.frames == 2**63 - 1
+        with pytest.raises(sf.LibsndfileError, match=r"Internal psf_fseek\(\) failed"):
+            f.read(5000)  # soundfile's seek to the end after a read that reached it
+
+
+def test_ffmpeg_pipe_flac_reads_whole(tmp_path):
+    path = DATA / "ffmpeg_pipe.flac"
+    before = path.read_bytes()
+    with open_audio(path) as source:
+        assert (source.container, source.subtype, source.sr, source.channels, source.n_samples) == (
+            "FLAC",
+            "PCM_16",
+            8000,
+            2,
+            4000,
+        )
+        np.testing.assert_array_equal(source.read().samples, ffmpeg_pipe_codes() / 2**15)
+    assert path.read_bytes() == before  # the input is never patched
+
+
+def test_ffmpeg_pipe_flac_on_stdin(fake_stdin):
+    fake_stdin((DATA / "ffmpeg_pipe.flac").read_bytes())
+    sig = read("-")
+    assert sig.subtype == "PCM_16"
+    np.testing.assert_array_equal(sig.samples, ffmpeg_pipe_codes() / 2**15)
+
+
+@pytest.mark.parametrize(("subtype", "channels"), [("PCM_16", 1), ("PCM_24", 2), ("PCM_16", 3)])
+def test_unknown_length_flac_reads_like_the_original(tmp_path, rng, subtype, channels):
+    bits = PCM_BITS[subtype]
+    codes, x = grid_signal(rng, bits, shape=(channels, 70_001))  # more than one read block, an odd length
+    path = tmp_path / "piped.flac"
+    unknown_length_flac(path, codes, subtype)
+    with open_audio(path) as source:
+        assert (source.subtype, source.channels, source.n_samples) == (subtype, channels, 70_001)
+        np.testing.assert_array_equal(source.read().samples, x)
+        np.testing.assert_array_equal(source.read(start=65_000, n_samples=3_000).samples, x[:, 65_000:68_000])  # seeks
+        blocks = list(source.blocks(4096, overlap=1000, dtype="float64"))
+        assert blocks[-1].shape[1] and sum(b.shape[1] - 1000 for b in blocks[1:]) + blocks[0].shape[1] == 70_001
+
+
+def test_unknown_length_flac_on_stdin(tmp_path, rng, fake_stdin):
+    codes, x = grid_signal(rng, 16, shape=(2, 5000))
+    fake_stdin(unknown_length_flac(tmp_path / "piped.flac", codes, "PCM_16"))
+    with open_audio("-") as source:
+        assert source.n_samples == 5000
+        np.testing.assert_array_equal(source.read().samples, x)
+
+
+def test_unknown_length_flac_cut_short_reads_the_whole_frames(tmp_path, rng):
+    codes, x = grid_signal(rng, 16, shape=(1, 40_000))
+    data = unknown_length_flac(tmp_path / "piped.flac", codes, "PCM_16")
+    (tmp_path / "cut.flac").write_bytes(data[: len(data) // 2])  # a pipe closed midway
+    sig = read(tmp_path / "cut.flac")
+    n = sig.samples.shape[1]
+    assert 0 < n < 40_000 and n % 4096 == 0  # libsndfile's FLAC frames are 4096 samples: the whole ones present
+    np.testing.assert_array_equal(sig.samples, x[:, :n])
+
+
+# --- raw PCM flags on an input with a header ----------------------------------------------------------
+
+#: An ID3v2.4 tag holding 16 bytes of padding (``ID3``, version 4.0, no flags, syncsafe size 16): most MP3
+#: files start with a tag (ffmpeg's holds the encoder name); libsndfile's own MP3 writer adds none.
+ID3_TAG = b"ID3\x04\x00\x00\x00\x00\x00\x10" + bytes(16)
+
+
+def mp3_bytes(path: pathlib.Path, x: np.ndarray) -> bytes:
+    sf.write(path, x, 16000, format="MP3")
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "write"),
+    [
+        ("x.wav", "WAV", lambda p, x: sf.write(p, x, 16000, subtype="PCM_16")),
+        ("x.flac", "FLAC", lambda p, x: sf.write(p, x, 16000, subtype="PCM_16")),
+        ("x.ogg", "Ogg", lambda p, x: sf.write(p, x, 16000, subtype="VORBIS")),
+        ("x.aiff", "AIFF", lambda p, x: sf.write(p, x, 16000, subtype="PCM_16")),
+        ("x.mp3", "MP3 (ID3 tag)", lambda p, x: p.write_bytes(ID3_TAG + mp3_bytes(p, x))),
+        ("x.rf64", "RF64 WAV", lambda p, x: sf.write(p, x, 16000, format="RF64", subtype="PCM_16")),
+    ],
+)
+def test_raw_flags_on_a_file_with_a_header_are_refused(tmp_path, rng, name, kind, write):
+    path = tmp_path / name
+    write(path, 0.1 * rng.standard_normal(4000))
+    read(path)  # a valid file of its kind
+    with pytest.raises(InputError) as caught:
+        read(path, raw=RawFormat(sr=16000, format="s16le"))
+    assert str(caught.value) == (
+        f"{path}: has a {kind} header, which --format/--rate/--channels would read as samples; "
+        "drop those options (the header gives the format), or pass a headerless file"
+    )
+
+
+def test_raw_flags_on_stdin_with_a_wav_header_are_refused(tmp_path, rng, fake_stdin):
+    _, x = grid_signal(rng, 16, shape=(1, 500))
+    audiokit.write(tmp_path / "x.wav", x, 16000, subtype="PCM_16")
+    fake_stdin((tmp_path / "x.wav").read_bytes())
+    with pytest.raises(InputError, match=r"^-: has a WAV header, which --format/--rate/--channels would read as samples; drop"):
+        read("-", raw=RawFormat(sr=16000, format="s16le"))
+
+
+def test_headerless_bytes_of_a_wav_read_as_raw(tmp_path, rng):
+    _, x = grid_signal(rng, 16, shape=(1, 500))
+    audiokit.write(tmp_path / "x.wav", x, 16000, subtype="PCM_16")
+    data = (tmp_path / "x.wav").read_bytes()
+    (tmp_path / "x.raw").write_bytes(data[data.index(b"data") + 8 :])
+    np.testing.assert_array_equal(read(tmp_path / "x.raw", raw=RawFormat(sr=16000, format="s16le")).samples, x)
+
+
+# --- the other containers and encodings libsndfile reads ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "container", "subtype", "fmt", "tolerance"),
+    [
+        ("x.aiff", "AIFF", "PCM_16", "AIFF", 0.0),
+        ("x.aifc", "AIFF", "ULAW", "AIFF", 0.02),
+        ("x.au", "AU", "PCM_24", "AU", 0.0),
+        ("x.caf", "CAF", "ALAC_16", "CAF", 0.0),
+        ("ulaw.wav", "WAV", "ULAW", "WAV", 0.02),
+        ("alaw.wav", "WAV", "ALAW", "WAV", 0.02),
+        ("ima.wav", "WAV", "IMA_ADPCM", "WAV", 0.02),
+        ("ms.wav", "WAV", "MS_ADPCM", "WAV", 0.02),
+        ("x.w64", "W64", "PCM_16", "W64", 0.0),
+        ("x.mp3", "MP3", "MPEG_LAYER_III", "MP3", None),
+        ("x.opus", "OGG", "OPUS", "OGG", None),
+        ("x.ogg", "OGG", "VORBIS", "OGG", None),
+    ],
+)
+def test_other_containers_and_encodings_read(tmp_path, rng, fake_stdin, name, container, subtype, fmt, tolerance):
+    """Each reads, from a file and from stdin, with its length; lossless ones exactly, companded/ADPCM ones
+    within their step (mu-law/A-law/ADPCM: < 2 % of full scale for a tone of amplitude 0.3)."""
+    sr = 48000 if subtype == "OPUS" else 16000
+    t = np.arange(sr // 2) / sr
+    codes = np.rint(0.3 * np.sin(2 * np.pi * 440 * t) * 2**15).astype(np.int16)
+    path = tmp_path / name
+    sf.write(path, codes, sr, subtype=subtype, format=fmt)
+    for where in (path, "-"):
+        if where == "-":
+            fake_stdin(path.read_bytes())
+        with open_audio(where) as source:
+            assert (source.container, source.subtype, source.sr, source.channels) == (container, subtype, sr, 1)
+            y = source.read().samples[0]
+        if tolerance is None:  # lossy codecs: the encoder's delay and padding change the length; the tone stays
+            assert abs(len(y) - len(t)) < sr // 10
+            assert abs(np.sqrt(np.mean(y**2)) - 0.3 / np.sqrt(2)) < 0.03
+        else:  # ADPCM: whole blocks (libsndfile's writer counts the last one's padding in ``fact``), and its step
+            adpcm = "ADPCM" in subtype  # size adapts over the first samples of the stream
+            assert len(t) <= len(y) < len(t) + (1024 if adpcm else 1)
+            skip = 16 if adpcm else 0
+            np.testing.assert_allclose(y[skip : len(t)], codes[skip:] / 2**15, rtol=0, atol=tolerance)
+
+
+def test_adpcm_wav_length_is_its_fact_chunk(tmp_path, rng):
+    """libsndfile counts whole IMA ADPCM blocks; the ``fact`` chunk holds the length (SoX writes the true one:
+    32 000 where libsndfile counts 32 320; libsndfile's own writer puts the padded count there)."""
+    x = 0.2 * rng.standard_normal(32_000)
+    sf.write(tmp_path / "sf.wav", x, 16000, subtype="IMA_ADPCM")
+    data = (tmp_path / "sf.wav").read_bytes()
+    padded = struct.unpack_from("<I", data, data.index(b"fact") + 8)[0]
+    assert padded > 32_000 and sf.info(tmp_path / "sf.wav").frames == padded  # soundfile's writer keeps the padding
+    at = data.index(b"fact") + 8
+    (tmp_path / "sox.wav").write_bytes(data[:at] + struct.pack("<I", 32_000) + data[at + 4 :])
+    with open_audio(tmp_path / "sox.wav") as source:
+        assert source.n_samples == 32_000
+        y = source.read().samples[0]
+    np.testing.assert_array_equal(y, sf.read(tmp_path / "sf.wav")[0][:32_000])
+    # a file cut short holds fewer samples than its fact chunk: the ones present, with a warning
+    (tmp_path / "cut.wav").write_bytes((tmp_path / "sox.wav").read_bytes()[:10_000])
+    with pytest.warns(UserWarning, match=r"cut\.wav: header claims 32000 frames but the file holds \d+"):
+        sig = read(tmp_path / "cut.wav")
+    _, _, _, _, block_align, _, _, per_block = struct.unpack_from("<HHIIHHHH", data, data.index(b"fmt ") + 8)
+    whole_blocks = (10_000 - (data.index(b"data") + 8)) // block_align
+    assert sig.samples.shape[1] == whole_blocks * per_block  # not the partial block's decoded junk
+    np.testing.assert_array_equal(sig.samples[0], y[: whole_blocks * per_block])
+
+
+@pytest.mark.parametrize("make", ["wav", "unknown-length flac"])
+def test_fifo_input_is_spooled(tmp_path, rng, make):
+    """``audiokit info <(ffmpeg ... -f flac -)``: a FIFO cannot seek; it is read once into a spool, as stdin is."""
+    codes, x = grid_signal(rng, 16, shape=(2, 3000))
+    if make == "wav":
+        audiokit.write(tmp_path / "x.wav", x, 16000, subtype="PCM_16")
+        data = (tmp_path / "x.wav").read_bytes()
+    else:
+        data = unknown_length_flac(tmp_path / "x.flac", codes, "PCM_16")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "wb") as w:  # blocks until the reader opens the other end
+            w.write(data)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        with open_audio(fifo) as source:
+            assert source.n_samples == 3000
+            np.testing.assert_array_equal(source.read().samples, x)
+    finally:
+        writer.join()

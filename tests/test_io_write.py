@@ -7,6 +7,7 @@ import io
 import os
 import sys
 import tempfile
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -47,6 +48,90 @@ def test_resolve_subtype_unknown():
 
 def test_default_subtype_is_float():
     assert DEFAULT_SUBTYPE == "FLOAT"
+
+
+# --- FLAC outputs: the subtype FLAC holds when none is requested ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "expected", "notice"),
+    [
+        ("PCM_16", "PCM_16", None),
+        ("PCM_24", "PCM_24", None),
+        ("PCM_U8", "PCM_16", None),  # exact: no notice
+        ("PCM_S8", "PCM_16", None),
+        ("PCM_32", "PCM_24", "out.flac: FLAC holds at most 24 bits; writing PCM_24 (the source is PCM_32)"),
+        ("FLOAT", "PCM_24", "out.flac: FLAC has no float samples; writing PCM_24"),
+        ("DOUBLE", "PCM_24", "out.flac: FLAC has no float samples; writing PCM_24"),
+        ("VORBIS", "PCM_24", "out.flac: FLAC has no float samples; writing PCM_24"),
+        (None, "PCM_24", "out.flac: FLAC has no float samples; writing PCM_24"),
+    ],
+)
+def test_flac_target_gets_the_subtype_flac_holds(source, expected, notice):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert resolve_subtype(None, source, target="out.flac") == expected
+        assert resolve_subtype(None, source, target="OUT.FLAC") == expected
+        assert resolve_subtype(None, source, target="out.wav") == resolve_subtype(None, source)  # WAV: unchanged
+    assert [str(w.message) for w in caught] == ([notice, notice.replace("out.flac", "OUT.FLAC")] if notice else [])
+
+
+def test_a_request_flac_cannot_hold_is_refused_not_changed(tmp_path):
+    assert resolve_subtype("FLOAT", "PCM_16", target="out.flac") == "FLOAT"
+    with pytest.raises(ParameterError, match=r"out\.flac: FLAC holds PCM_16 or PCM_24, not FLOAT; give --subtype"):
+        audiokit.write(tmp_path / "out.flac", np.zeros(10), 16000, subtype="FLOAT")
+
+
+def test_write_flac_without_subtype_is_pcm24(tmp_path, rng):
+    x = rng.uniform(-0.9, 0.9, size=(2, 3000))
+    path = tmp_path / "x.flac"
+    with pytest.warns(UserWarning, match=r"x\.flac: FLAC has no float samples; writing PCM_24$"):
+        audiokit.write(path, x, 16000)
+    info = sf.info(path)
+    assert (info.format, info.subtype, info.frames) == ("FLAC", "PCM_24", 3000)
+    np.testing.assert_array_equal(audiokit.read(path).samples, np.rint(x * 2**23) / 2**23)
+
+
+def flac_subtype_of(path) -> str:
+    info = sf.info(path)
+    assert info.format == "FLAC"
+    return str(info.subtype)
+
+
+def test_cli_generate_to_flac(cli, tmp_path):
+    out = tmp_path / "b.flac"
+    assert cli("generate", "noise", "-o", out) == (0, f"{out}\n", f"warning: {out}: FLAC has no float samples; writing PCM_24\n")
+    assert flac_subtype_of(out) == "PCM_24"
+    assert cli("generate", "noise", "-q", "-o", tmp_path / "q.flac") == (0, f"{tmp_path / 'q.flac'}\n", "")
+    assert cli("generate", "noise", "--subtype", "PCM_16", "-o", tmp_path / "s.flac")[::2] == (0, "")
+    assert flac_subtype_of(tmp_path / "s.flac") == "PCM_16"
+    assert sf.info(tmp_path / "s.flac").frames == 16000
+
+
+@pytest.mark.parametrize(("source", "expected", "warned"), [("FLOAT", "PCM_24", True), ("PCM_16", "PCM_16", False)])
+def test_cli_resample_and_dehum_to_flac(cli, tmp_path, rng, source, expected, warned):
+    src = tmp_path / "in.wav"
+    audiokit.write(src, 0.1 * rng.standard_normal(16000), 16000, subtype=source)
+    notice = "FLAC has no float samples; writing PCM_24"
+    for args, out in (
+        (["resample", src, "--to", "8k"], tmp_path / "r.flac"),
+        (["dehum", src, "--freq", "50"], tmp_path / "d.flac"),
+    ):
+        code, _, err = cli(*args, "-o", out)
+        assert code == 0
+        assert err.splitlines().count(f"warning: {out}: {notice}") == (1 if warned else 0)
+        assert (notice in err) == warned
+        assert flac_subtype_of(out) == expected
+
+
+def test_cli_quantize_8_bits_to_flac(cli, tmp_path, rng):
+    src = tmp_path / "in.wav"
+    audiokit.write(src, 0.1 * rng.standard_normal(4000), 16000)
+    code, _, err = cli("quantize", src, "--bits", "8", "-o", tmp_path / "q.flac")
+    assert code == 0 and "FLAC" not in err
+    assert flac_subtype_of(tmp_path / "q.flac") == "PCM_16"  # the 8-bit codes, exactly (FLAC has no unsigned 8-bit)
+    y = audiokit.read(tmp_path / "q.flac").samples
+    np.testing.assert_array_equal(y, np.rint(y * 128) / 128)
 
 
 # --- encode_block -------------------------------------------------------------------

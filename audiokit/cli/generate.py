@@ -20,7 +20,10 @@ def generate_command(
     channels: Annotated[
         int, typer.Option("--channels", min=1, max=256, help="Channel count (noise independent per channel).")
     ] = 1,
-    subtype: Annotated[str, typer.Option("--subtype", help="PCM_U8, PCM_16, PCM_24, PCM_32, FLOAT or DOUBLE.")] = "FLOAT",
+    subtype: Annotated[
+        Optional[str],
+        typer.Option("--subtype", help="PCM_U8, PCM_16, PCM_24, PCM_32, FLOAT or DOUBLE.  Default: FLOAT (.flac: PCM_24)."),
+    ] = None,
     quiet: Quiet = False,
     debug: Debug = False,
 ) -> int:

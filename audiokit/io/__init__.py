@@ -12,7 +12,8 @@ from .atomic import (
 )
 from .raw import RAW_FORMATS, RawFormat
 from .reader import AudioSource, open_audio, read
-from .writer import DEFAULT_SUBTYPE, SUBTYPE_BITS, WavWriter, resolve_subtype, write
+from .subtypes import DEFAULT_SUBTYPE, SUBTYPE_BITS, resolve_subtype
+from .writer import WavWriter, write
 
 __all__ = [
     "AudioSource",

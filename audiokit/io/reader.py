@@ -1,4 +1,4 @@
-"""Reading audio: WAV/FLAC/OGG through soundfile, raw PCM, standard input.
+"""Reading audio: WAV/FLAC/OGG/MP3/AIFF ... through soundfile, raw PCM, standard input.
 
 :func:`open_audio` validates a source and returns an :class:`AudioSource`
 that reads the whole signal (:meth:`AudioSource.read`) or streams it in blocks
@@ -24,8 +24,10 @@ import soundfile as sf
 
 from ..errors import InputError, ParameterError
 from ..signal import Signal
+from .flac import UNKNOWN_FRAMES, count_samples, with_total_samples
 from .raw import RawFormat
-from .wavheader import scan_wav_header
+from .signature import SIGNATURE_BYTES, container_signature
+from .wavheader import WavHeader, scan_wav_header
 
 #: Accepted sample rates in Hz (inclusive).  Below 100 Hz or above 3.072 MHz a
 #: header is taken to be corrupt.
@@ -34,10 +36,9 @@ MIN_SR, MAX_SR = 100, 3_072_000
 MAX_CHANNELS = 256
 #: Float subtypes: only these can hold NaN/Inf or values beyond full scale.
 FLOAT_SUBTYPES = frozenset({"FLOAT", "DOUBLE", "VORBIS", "OPUS"})
-_CONTAINER_MAGIC = (b"RIFF", b"RF64", b"BW64", b"fLaC", b"OggS", b"FORM")
 _STDIN_CHUNK_BYTES = 2**20  # read standard input 1 MiB at a time
-#: The containers libsndfile reads here, for messages (MP3 needs libsndfile >= 1.1).
-READABLE = "WAV, FLAC, OGG" + (", MP3" if "MP3" in sf.available_formats() else "")
+#: The main containers libsndfile reads, for messages (MP3 needs libsndfile >= 1.1); the README lists them all.
+READABLE = "WAV, FLAC, OGG Vorbis/Opus" + (", MP3" if "MP3" in sf.available_formats() else "") + ", AIFF, AU, CAF"
 #: Samples per channel in one block read by the streaming commands (64 Ki: 256 KiB per float32 channel).
 BLOCK_SAMPLES = 1 << 16
 
@@ -258,6 +259,11 @@ def _spool_stdin() -> BinaryIO:
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:
         raise InputError("standard input is closed", "-")
+    return _spool(stream, "-", "standard input")
+
+
+def _spool(stream: BinaryIO, name: str, what: str) -> BinaryIO:
+    """Copy a stream to its end into an anonymous temp file, rewound (InputError naming ``what`` on failure)."""
     spool = tempfile.TemporaryFile(buffering=0)  # unbuffered: libsndfile moves the descriptor itself
     try:
         while chunk := stream.read(_STDIN_CHUNK_BYTES):
@@ -266,7 +272,7 @@ def _spool_stdin() -> BinaryIO:
                 view = view[spool.write(view) :]
     except (OSError, ValueError) as exc:
         spool.close()
-        raise InputError(f"cannot read standard input: {exc}", "-") from None
+        raise InputError(f"cannot read {what}: {exc}", name) from None
     spool.flush()
     spool.seek(0)
     return spool  # type: ignore[return-value]
@@ -294,11 +300,15 @@ def _open_path(path: str) -> BinaryIO:
     if stat.S_ISDIR(info.st_mode):
         raise InputError("is a directory, not an audio file", path)
     try:
-        return open(p, "rb")
+        fh = open(p, "rb")
     except PermissionError:
         raise InputError("permission denied", path) from None
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", path) from None
+    if stat.S_ISREG(info.st_mode):
+        return fh
+    with fh:  # a FIFO or device (``<(ffmpeg ... -f flac -)``, /dev/stdin): read once, as standard input is
+        return _spool(fh, path, "it")
 
 
 def _size(fh: BinaryIO) -> int:
@@ -320,11 +330,12 @@ def open_audio(
     Parameters
     ----------
     path : str or PathLike
-        A file, or ``"-"`` for standard input (spooled; WAV/FLAC/OGG recognised
-        from their first bytes).
+        A file, or ``"-"`` for standard input (spooled; every container
+        libsndfile reads is recognised from its first bytes).
     raw : RawFormat, optional
         Interpret the bytes as headerless PCM with this rate, format and
-        channel count instead of reading a header.
+        channel count instead of reading a header (refused for bytes that
+        start with a container signature: the header would be read as samples).
     nonfinite : {'error', 'zero'}
         What to do with NaN/Inf samples: refuse the file (default) or replace
         them with 0.
@@ -340,26 +351,38 @@ def open_audio(
     InputError
         Missing path, directory, permission denied, empty file, not audio,
         zero/absurd channel count, sample rate outside [MIN_SR, MAX_SR], zero
-        frames (unless ``allow_empty``).
+        frames (unless ``allow_empty``), ``raw`` given for an input with a
+        header.
     """
     name = str(path)
     fh = _spool_stdin() if name == "-" else _open_path(name)
     owned: list = [fh]
     try:
-        return _open_validated(name, fh, raw, nonfinite, allow_empty, owned)
+        return _open_validated(name, fh, raw, nonfinite, allow_empty, owned, spooled=_is_spool(fh))
     except BaseException:
-        fh.close()
+        for obj in owned:  # the input, and a repaired copy of it (see io.flac)
+            obj.close()
         raise
 
 
-def _open_validated(name, fh, raw, nonfinite, allow_empty, owned) -> AudioSource:
+def _is_spool(fh: BinaryIO) -> bool:
+    """True for a spool :func:`_spool` made (an anonymous temp file, which audiokit may patch)."""
+    return isinstance(fh.name, int)
+
+
+def _open_validated(name, fh, raw, nonfinite, allow_empty, owned, *, spooled: bool) -> AudioSource:
     size = _size(fh)
     if size == 0:
         raise InputError("empty file (0 bytes)" if name != "-" else "standard input is empty", name)
+    signature = container_signature(os.pread(fh.fileno(), SIGNATURE_BYTES, 0))
     if raw is not None:
+        if signature is not None:
+            raise InputError(
+                f"has a {signature} header, which --format/--rate/--channels would read as samples; "
+                "drop those options (the header gives the format), or pass a headerless file",
+                name,
+            )
         return _open_raw(name, fh, size, raw, nonfinite, allow_empty, owned)
-    magic = fh.read(4)
-    fh.seek(0)
     header = scan_wav_header(fh, size)
     if header is not None:
         if header.channels == 0:
@@ -370,20 +393,17 @@ def _open_validated(name, fh, raw, nonfinite, allow_empty, owned) -> AudioSource
     try:
         handle = sf.SoundFile(_native(fh), "r", closefd=False)
     except (sf.LibsndfileError, RuntimeError, TypeError) as exc:
-        if name == "-" and magic not in _CONTAINER_MAGIC:
+        if name == "-" and signature is None:
             raise InputError(f"standard input is not {READABLE}; for raw PCM give --rate, --format and --channels", name) from exc
         reason = f"not a recognised audio file ({READABLE})"
-        if magic in _CONTAINER_MAGIC:
+        if signature is not None:
             reason = f"unreadable or corrupt audio file ({_libsndfile_reason(exc)})"
         raise InputError(reason, name) from exc
     n_samples = int(handle.frames)
-    if header is not None and header.claimed_frames is not None and header.claimed_frames > header.available_frames:
-        warnings.warn(
-            f"{name}: header claims {header.claimed_frames} frames but the file holds {header.available_frames}; "
-            f"reading the {header.available_frames} present",
-            stacklevel=3,
-        )
-        n_samples = min(n_samples, header.available_frames)
+    if handle.format == "FLAC" and n_samples == UNKNOWN_FRAMES:
+        handle, n_samples = _reopen_unknown_length(name, fh, handle, owned, spooled=spooled)
+    if header is not None:
+        n_samples = _wav_length(name, header, n_samples)
     if header is None:
         if handle.channels < 1:
             raise InputError("0 channels", name)
@@ -395,6 +415,64 @@ def _open_validated(name, fh, raw, nonfinite, allow_empty, owned) -> AudioSource
         source.close()
         raise InputError("no audio samples (0 frames)", name)
     return source
+
+
+def _wav_length(name: str, header: WavHeader, frames: int) -> int:
+    """Samples per channel to read from a WAV of which libsndfile reports ``frames``.
+
+    Uncompressed: the data chunk's claim, cut to the whole frames present (with a warning).  Compressed
+    (ADPCM, GSM ...): libsndfile counts whole blocks, the last one padded, and the ``fact`` chunk's count is
+    the length; a file cut short holds the whole blocks present (with a warning: libsndfile would decode
+    the bytes after a partial block's end too).
+    """
+    if header.compressed:  # claimed_frames and available_frames count blocks
+        claimed, present = header.coded_frames, frames
+        cut_short = header.claimed_frames is not None and header.claimed_frames > header.available_frames
+        if cut_short and header.samples_per_block is not None:
+            present = min(frames, header.available_frames * header.samples_per_block)
+    else:
+        claimed, present = header.claimed_frames, header.available_frames
+    if claimed is not None and claimed > present:
+        warnings.warn(
+            f"{name}: header claims {claimed} frames but the file holds {present}; reading the {present} present",
+            stacklevel=4,
+        )
+        return min(frames, present)
+    if header.compressed:
+        return min(present, frames if claimed is None else claimed)  # the padding of the last block is not signal
+    return frames
+
+
+def _reopen_unknown_length(
+    name: str, fh: BinaryIO, handle: sf.SoundFile, owned: list, *, spooled: bool
+) -> tuple[sf.SoundFile, int]:
+    """Count the samples of a FLAC stream whose STREAMINFO says "length unknown" and reopen it with the count.
+
+    See :mod:`audiokit.io.flac`: the stream is decoded once to count, then libsndfile reads a copy whose
+    STREAMINFO holds the count (a spool of standard input or a pipe, audiokit's own, is patched in place).
+    """
+    try:
+        n_samples = count_samples(handle)
+    except sf.LibsndfileError as exc:
+        handle.close()
+        raise InputError(f"corrupt FLAC stream ({_libsndfile_reason(exc)})", name) from None
+    if n_samples == 0:
+        return handle, 0  # nothing to read: the handle is never read again
+    handle.close()
+    try:
+        repaired = with_total_samples(fh, n_samples, in_place=spooled)
+    except ValueError as exc:
+        raise InputError(f"FLAC stream of unknown length: {exc}", name) from None
+    if repaired is not fh:
+        owned.append(repaired)
+    try:
+        handle = sf.SoundFile(_native(repaired), "r", closefd=False)
+    except (sf.LibsndfileError, RuntimeError) as exc:
+        raise InputError(f"unreadable or corrupt audio file ({_libsndfile_reason(exc)})", name) from None
+    if handle.frames != n_samples:
+        handle.close()
+        raise InputError(f"FLAC stream of unknown length: decoded {n_samples} samples, then read {handle.frames}", name)
+    return handle, n_samples
 
 
 def _libsndfile_reason(exc: BaseException) -> str:

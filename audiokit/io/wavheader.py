@@ -2,7 +2,9 @@
 
 libsndfile quietly trusts or clamps some header fields; this scan lets the
 reader give its own messages: a data chunk claiming more samples than the file
-holds, zero channels, a zero sample rate.
+holds, zero channels, a zero sample rate.  It also reads the ``fact`` chunk, whose
+sample count is the length of a compressed (ADPCM, GSM ...) stream: libsndfile
+counts whole blocks, the last one padded (IMA ADPCM written by SoX: 32 320 for 32 000).
 """
 
 from __future__ import annotations
@@ -27,6 +29,13 @@ _DS64_READ_BYTES = 28
 _DS64_MIN_BYTES, _DS64_DATA_SIZE_OFFSET = 16, 8
 #: The PCM ``fmt `` fields read: tag, channels, rate, byte rate, block align, bits (``<HHIIHH``).
 _FMT_BYTES = 16
+#: ``fact``: the sample count per channel (32 bits).
+_FACT_BYTES = 4
+#: A compressed format's ``fmt `` extension: cbSize, then samples per block (IMA/MS ADPCM, GSM 6.10: ``<HH``).
+_FMT_EXTENDED_BYTES, _SAMPLES_PER_BLOCK_OFFSET = 20, 18
+#: Format tags whose length is the data size over the block size (``fact`` is optional for them and not
+#: always right): PCM, IEEE float, A-law, mu-law, WAVE_FORMAT_EXTENSIBLE.
+_UNCOMPRESSED_TAGS = frozenset({0x0001, 0x0003, 0x0006, 0x0007, 0xFFFE})
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,16 @@ class WavHeader:
     available_frames : int
         Whole samples per channel actually present between the data chunk
         start and the end of the file.
+    compressed : bool
+        The format tag is a compressed one (ADPCM, GSM ...): ``claimed_frames``
+        and ``available_frames`` then count blocks of ``block_align`` bytes.
+    coded_frames : int or None
+        For a compressed format, the samples per channel its ``fact`` chunk
+        holds (the stream's length without the last block's padding); None
+        for uncompressed tags or without a ``fact`` chunk.
+    samples_per_block : int or None
+        For a compressed format, the samples per channel in one block (the
+        ``fmt `` extension's ``wSamplesPerBlock``), when the header gives it.
 
     Notes
     -----
@@ -57,6 +76,9 @@ class WavHeader:
     bits: int
     claimed_frames: int | None
     available_frames: int
+    compressed: bool = False
+    coded_frames: int | None = None
+    samples_per_block: int | None = None
 
 
 def scan_wav_header(fh: BinaryIO, file_size: int) -> WavHeader | None:
@@ -82,6 +104,9 @@ def scan_wav_header(fh: BinaryIO, file_size: int) -> WavHeader | None:
         return None
     ds64_data_size = None
     fmt = None
+    tag = None
+    fact = None
+    per_block = None
     offset = _RIFF_HEADER_BYTES
     result = None
     while offset + _CHUNK_HEADER_BYTES <= file_size:
@@ -93,10 +118,16 @@ def scan_wav_header(fh: BinaryIO, file_size: int) -> WavHeader | None:
             if len(ds64) >= _DS64_MIN_BYTES:
                 ds64_data_size = struct.unpack_from("<Q", ds64, _DS64_DATA_SIZE_OFFSET)[0]
         elif chunk_id == b"fmt ":
-            raw = fh.read(min(size, _FMT_BYTES))
+            raw = fh.read(min(size, _FMT_EXTENDED_BYTES))
             if len(raw) >= _FMT_BYTES:
-                _tag, channels, sr, _rate, block_align, bits = struct.unpack("<HHIIHH", raw)
+                tag, channels, sr, _rate, block_align, bits = struct.unpack_from("<HHIIHH", raw)
                 fmt = (channels, sr, block_align, bits)
+            if len(raw) == _FMT_EXTENDED_BYTES:
+                per_block = struct.unpack_from("<H", raw, _SAMPLES_PER_BLOCK_OFFSET)[0] or None
+        elif chunk_id == b"fact":
+            raw = fh.read(min(size, _FACT_BYTES))
+            if len(raw) == _FACT_BYTES:
+                fact = struct.unpack("<I", raw)[0]
         elif chunk_id == b"data":
             if fmt is None:
                 break
@@ -104,7 +135,11 @@ def scan_wav_header(fh: BinaryIO, file_size: int) -> WavHeader | None:
             data_size = ds64_data_size if (size == _SIZE_PLACEHOLDER and ds64_data_size is not None) else size
             align = max(block_align, 1)
             claimed = None if data_size in _UNKNOWN_SIZES and ds64_data_size is None else data_size // align
-            result = WavHeader(channels, sr, block_align, bits, claimed, max(file_size - body, 0) // align)
+            compressed = tag not in _UNCOMPRESSED_TAGS
+            available = max(file_size - body, 0) // align
+            coded = fact if compressed and fact not in (None, *_UNKNOWN_SIZES) else None
+            blocks = per_block if compressed else None
+            result = WavHeader(channels, sr, block_align, bits, claimed, available, compressed, coded, blocks)
             break
         offset = body + size + (size & 1)  # chunks are padded to an even size
     fh.seek(0)

@@ -25,12 +25,10 @@ import soundfile as sf
 
 from ..errors import OutputError, ParameterError
 from .atomic import atomic_output, describe_os_error, is_stdio, is_stream_target
-from .subtypes import DEFAULT_SUBTYPE, SUBTYPE_BITS, resolve_subtype
+from .subtypes import FLAC_SUBTYPES, SUBTYPE_BITS, names_flac, resolve_subtype
 
 _INT_CONTAINER = {"PCM_U8": (np.int16, 8), "PCM_16": (np.int16, 0), "PCM_24": (np.int32, 8), "PCM_32": (np.int32, 0)}
 _WAV_LIMIT_BYTES = 0xFFFFFFFF - 1024
-#: Subtypes a FLAC file holds (PCM_U8 has no FLAC equivalent; float is not FLAC).
-FLAC_SUBTYPES = ("PCM_16", "PCM_24")
 
 
 def audio_container(path: str | os.PathLike, subtype: str) -> str:
@@ -44,14 +42,14 @@ def audio_container(path: str | os.PathLike, subtype: str) -> str:
     """
     text = str(path)
     suffix = "" if text == "-" else Path(text).suffix.lower()
-    if suffix != ".flac" and (text == "-" or suffix == ".wav" or is_stream_target(text)):
-        return "WAV"
-    if suffix == ".flac":
+    if names_flac(text):
         if subtype not in FLAC_SUBTYPES:
             raise ParameterError(
                 f"{text}: FLAC holds {' or '.join(FLAC_SUBTYPES)}, not {subtype}; give --subtype PCM_16/PCM_24 or a .wav path"
             )
         return "FLAC"
+    if text == "-" or suffix == ".wav" or is_stream_target(text):
+        return "WAV"
     raise ParameterError(f"{text}: audio is written as .wav (any subtype) or .flac (PCM_16/PCM_24); rename the output")
 
 
@@ -94,8 +92,9 @@ class WavWriter:
         Sample rate in Hz.
     channels : int
         Channel count.
-    subtype : str
-        One of :data:`SUBTYPE_BITS`.
+    subtype : str, optional
+        One of :data:`SUBTYPE_BITS`; default FLOAT, or for a ``.flac`` path PCM_24 with a warning (see
+        :func:`~audiokit.io.subtypes.resolve_subtype`).
     expected_samples : int, optional
         Total samples per channel if known; above 4 GiB of data the file is written as RF64.
 
@@ -111,11 +110,11 @@ class WavWriter:
     regular file is spooled and written whole with exact sizes.
     """
 
-    def __init__(self, path, *, sr: int, channels: int, subtype: str = DEFAULT_SUBTYPE, expected_samples: int | None = None):
+    def __init__(self, path, *, sr: int, channels: int, subtype: str | None = None, expected_samples: int | None = None):
         self.path = str(path)
         self.sr = int(sr)
         self.channels = int(channels)
-        self.subtype = resolve_subtype(subtype)
+        self.subtype = resolve_subtype(subtype, target=self.path)
         bits = SUBTYPE_BITS[self.subtype] or (32 if self.subtype == "FLOAT" else 64)
         big = expected_samples is not None and expected_samples * self.channels * bits // 8 > _WAV_LIMIT_BYTES
         container = audio_container(self.path, self.subtype)
@@ -187,9 +186,9 @@ class WavWriter:
 
     def _warn_clipped(self, exc_type: object) -> None:
         if exc_type is None and self.clipped:
+            keep = "write a .wav with --subtype FLOAT" if self._format == "FLAC" else "use --subtype FLOAT"
             warnings.warn(
-                f"{self.path}: {self.clipped} samples beyond full scale were clipped to fit {self.subtype} "
-                "(use --subtype FLOAT to keep them)",
+                f"{self.path}: {self.clipped} samples beyond full scale were clipped to fit {self.subtype} ({keep} to keep them)",
                 stacklevel=3,
             )
 
@@ -207,7 +206,7 @@ def _write_failure(exc: BaseException, path: str) -> str:
     return f"write failed: {exc}"
 
 
-def write(path, samples: np.ndarray, sr: int, *, subtype: str = DEFAULT_SUBTYPE) -> int:
+def write(path, samples: np.ndarray, sr: int, *, subtype: str | None = None) -> int:
     """Write a whole signal to a WAV file (or stdout for ``"-"``) atomically.
 
     Parameters
@@ -218,8 +217,9 @@ def write(path, samples: np.ndarray, sr: int, *, subtype: str = DEFAULT_SUBTYPE)
         Float samples, full scale ±1.
     sr : int
         Sample rate in Hz.
-    subtype : str
-        ``PCM_U8``, ``PCM_16``, ``PCM_24``, ``PCM_32``, ``FLOAT`` (default) or ``DOUBLE``.
+    subtype : str, optional
+        ``PCM_U8``, ``PCM_16``, ``PCM_24``, ``PCM_32``, ``FLOAT`` or ``DOUBLE``; default ``FLOAT``, or for a
+        ``.flac`` path ``PCM_24`` (FLAC has no float samples; a warning says so).
 
     Returns
     -------

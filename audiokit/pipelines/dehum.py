@@ -273,7 +273,7 @@ def dehum_file(
     # the derived name needs a file name: stdin without -o is refused before stdin is read
     target = output if output is not None else str(derived_output(path, "dehum", ".wav"))
     with inputs.open(path) as source:
-        kind = resolve_subtype(options.subtype, source.subtype)
+        kind = resolve_subtype(options.subtype, source.subtype, target=target)
         _check_outputs(path, target, residual, kind)
         win_length = duration_samples("--win", options.win, source.sr) if options.win is not None else None
         passes = 4 + (1 if options.normalize else 0)

@@ -26,7 +26,7 @@ class GenerateOptions:
     rate: str = "16000"
     seed: int = 0
     channels: int = 1
-    subtype: str = "FLOAT"
+    subtype: str | None = None  # None: FLOAT (.flac: PCM_24)
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def generate(spec: str, output: str, options: GenerateOptions = GenerateOptions(
 
     sr = rate_hz("--rate", options.rate)
     n_samples = duration_samples("--dur", options.dur, sr, plausible_s=PLAUSIBLE_DURATION_S, longest_s=LONGEST_DURATION_S)
-    subtype = resolve_subtype(options.subtype)
+    subtype = resolve_subtype(options.subtype, target=output)
     parse_spec(spec)
     check_output_path(output)
     audio_container(output, subtype)

@@ -296,7 +296,7 @@ def griffinlim_file(
         raise _fail(
             f"array has {values.shape[-1]} frames; its sidecar's STFT gives {n_frames} for source_frames {length}", spec_path
         )
-    subtype = resolve_subtype(options.subtype, meta.get("source_subtype"))
+    subtype = resolve_subtype(options.subtype, meta.get("source_subtype"), target=target)
     audio_container(target, subtype)
     linear, is_power, clipped = _linear(values, meta, spec_path)
     missing = 0

@@ -102,7 +102,7 @@ def istft_file(
     check_output_path(target, [spec_path, str(sidecar_path(spec_path)), meta.get("source", "-")])
     plan = plan_from_sidecar(meta, spec_path)
     _check_geometry(spec, meta, plan, spec_path)
-    subtype = resolve_subtype(options.subtype, meta.get("source_subtype"))
+    subtype = resolve_subtype(options.subtype, meta.get("source_subtype"), target=target)
     audio_container(target, subtype)
     channels = 1 if spec.ndim == 2 else spec.shape[0]
     length = int(meta["source_frames"])

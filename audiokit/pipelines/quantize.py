@@ -121,6 +121,8 @@ def quantize_file(
     subtype = output_subtype(bits, options.subtype)
     # the derived name needs a file name: stdin without -o is refused before stdin is read
     target = output if output is not None else str(derived_output(path, f"{bits}bit", ".wav"))
+    if options.subtype is None:  # the smallest subtype holding B bits that the container holds (.flac: PCM_U8 -> PCM_16)
+        subtype = resolve_subtype(None, subtype, target=target)
     with inputs.open(path) as source:
         check_output_path(target, [path])
         audio_container(target, subtype)

@@ -134,7 +134,7 @@ def resample_file(
     # the derived name needs a file name: stdin without -o is refused before stdin is read
     target = output if output is not None else str(derived_output(path, rate_tag(sr_out), ".wav"))
     with inputs.open(path) as source:
-        subtype = resolve_subtype(requested, source.subtype)
+        subtype = resolve_subtype(requested, source.subtype, target=target)
         check_output_path(target, [path])
         audio_container(target, subtype)
         n_out = output_length(source.n_samples, sr_in=source.sr, sr_out=sr_out)

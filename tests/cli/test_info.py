@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import pathlib
 import struct
 import sys
 
@@ -347,3 +348,41 @@ def test_double_just_below_full_scale_is_not_clipped(cli, tmp_path):
     assert code == 0 and report["bits"] == 64
     assert report["levels"][0]["clipped"] == 0
     assert report["levels"][0]["peak_dbfs"] == round(20 * math.log10(1 - 1e-9), 4)
+
+
+# --- inputs: a FLAC of unknown length from a pipe, raw flags on a file with a header -----------------
+
+FFMPEG_PIPE_FLAC = pathlib.Path(__file__).parent.parent / "data" / "ffmpeg_pipe.flac"
+
+
+def test_flac_written_by_ffmpeg_to_a_pipe_subprocess(run):
+    """``ffmpeg -i x.wav -f flac - | audiokit info -``: STREAMINFO has no length (see tests/data/README.md)."""
+    code, out, err = run("info", "--json", "-", stdin=FFMPEG_PIPE_FLAC.read_bytes())
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    assert (report["container"], report["subtype"], report["sr"], report["channels"]) == ("FLAC", "PCM_16", 8000, 2)
+    assert (report["frames"], report["duration_s"]) == (4000, 0.5)
+
+
+def test_flac_written_by_ffmpeg_to_a_pipe_as_a_file(cli):
+    code, report, err = info_json(cli, FFMPEG_PIPE_FLAC)
+    assert (code, err) == (0, "")
+    assert (report["container"], report["frames"], report["duration_s"]) == ("FLAC", 4000, 0.5)  # samples: test_io_read
+
+
+def test_raw_flags_on_a_wav_are_refused(cli, pcm_file):
+    code, out, err = cli("info", pcm_file, "--format", "s16le", "--rate", "16k")
+    assert (code, out) == (3, "")
+    assert err == (
+        f"error: {pcm_file}: has a WAV header, which --format/--rate/--channels would read as samples; "
+        "drop those options (the header gives the format), or pass a headerless file\n"
+    )
+
+
+def test_raw_flags_on_a_wav_on_stdin_are_refused_subprocess(run, pcm_file):
+    code, out, err = run("info", "-", "--format", "s16le", "--rate", "16k", "--channels", "2", stdin=pcm_file.read_bytes())
+    assert (code, out) == (3, b"")
+    assert (
+        err.startswith("error: -: has a WAV header, which --format/--rate/--channels would read as samples")
+        and err.count("\n") == 1
+    )
