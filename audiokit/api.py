@@ -5,7 +5,12 @@ axes are channels or a batch, the last axis is time) and then keyword-only
 arguments with the names librosa uses (``sr``, ``n_fft``, ``hop_length``,
 ``win_length``, ``n_mels``, ``fmin``, ``fmax``), in samples and Hz.  The
 conventions (framing without centring, periodic Hann, unnormalised DFT, HTK
-mel, dB floors) are those of ``docs/conventions.md``.  Import these from
+mel, dB floors) are those of ``docs/conventions.md``.  The defaults are the
+command line's (:mod:`audiokit.defaults`, read by both): a 25 ms window and a
+10 ms hop rounded to samples at ``sr``, ``n_fft`` = the window, 80 HTK mel
+bands, dB re 1 without a clip, 20 cepstra -- so ``audiokit.mfcc(y, sr=sr)``
+is ``audiokit mfcc`` (librosa's names, not librosa's defaults: its 2048/512
+framing is ``compat="librosa"``).  Import these from
 ``audiokit`` directly (``audiokit.stft(...)``); the modules under
 :mod:`audiokit.dsp` hold the classes for streaming (``StftPlan``,
 ``StftStream``, ``Resampler``, ``Quantizer``, ``HumRemover``).
@@ -16,6 +21,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+from . import defaults as _d
 
 if TYPE_CHECKING:
     from .dsp.dft import Spectrum
@@ -54,26 +61,27 @@ def _rows(y: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
 def _plan(
     *,
     sr: float | None,
-    n_fft: int,
+    n_fft: int | None,
     hop_length: int | None,
     win_length: int | None,
     window: str,
     center: bool,
     pad_mode: PadMode,
+    caller: str,
 ) -> StftPlan:
-    """The :class:`~audiokit.dsp.stft.StftPlan` of librosa-style arguments.
+    """The :class:`~audiokit.dsp.stft.StftPlan` of librosa-style arguments, None taking the CLI's defaults.
 
-    ``win_length`` defaults to ``n_fft`` and ``hop_length`` to ``win_length // 4`` (librosa's defaults).
+    ``win_length`` defaults to 25 ms and ``hop_length`` to 10 ms at ``sr`` (rounded to samples), ``n_fft`` to
+    ``win_length`` (:func:`audiokit.defaults.frame_samples`): a default needs ``sr``.
     """
     from .dsp.stft import StftPlan
 
-    win = n_fft if win_length is None else win_length
-    hop = max(1, win // 4) if hop_length is None else hop_length
+    n, win, hop = _d.frame_samples(sr, n_fft=n_fft, win_length=win_length, hop_length=hop_length, caller=caller)
     return StftPlan(
         sr=_AXIS_SR if sr is None else sr,
         win_length=win,
         hop_length=hop,
-        n_fft=n_fft,
+        n_fft=n,
         window=window,
         center=center,
         pad_mode=pad_mode,
@@ -83,12 +91,12 @@ def _plan(
 def stft(
     y: np.ndarray,
     *,
-    n_fft: int = 512,
+    n_fft: int | None = None,
     hop_length: int | None = None,
     win_length: int | None = None,
-    window: str = "hann",
-    center: bool = False,
-    pad_mode: PadMode = "constant",
+    window: str = _d.WINDOW,
+    center: bool = _d.CENTER,
+    pad_mode: PadMode = _d.PAD_MODE,
     sr: float | None = None,
 ) -> np.ndarray:
     """Complex STFT ``X[..., k, m] = Σ_n w[n]·y[m·hop + n]·e^(−2πikn/n_fft)`` (unnormalised).
@@ -97,11 +105,11 @@ def stft(
     ----------
     y : np.ndarray, shape (..., n), float32 or float64
         Samples; float32 is transformed in single precision.
-    n_fft : int > 0
-        DFT size (samples).
-    hop_length, win_length : int, optional
-        Samples between frame starts (default ``win_length // 4``) and window length (default ``n_fft``,
-        ``<= n_fft``; a shorter window is centred in the frame and zero-padded).
+    n_fft, hop_length, win_length : int, optional
+        DFT size, samples between frame starts and window length (``<= n_fft``; a shorter window is centred in
+        the frame and zero-padded).  Defaults as ``audiokit spectrogram``: ``win_length`` 25 ms and
+        ``hop_length`` 10 ms at ``sr`` (rounded to samples: 400 and 160 at 16 kHz), ``n_fft`` = ``win_length``;
+        a default needs ``sr``.
     window : str
         Window name (periodic), e.g. ``hann``, ``hamming``, ``kaiser:8.6``.
     center : bool
@@ -109,14 +117,21 @@ def stft(
     pad_mode : {'constant', 'reflect'}
         Padding used with ``center``.
     sr : float, optional
-        Sample rate (Hz); only labels axes, the values do not depend on it.
+        Sample rate (Hz): turns the default window and hop into samples, and labels axes.
 
     Returns
     -------
     np.ndarray, shape (..., n_fft // 2 + 1, n_frames), complex
     """
     plan = _plan(
-        sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center, pad_mode=pad_mode
+        sr=sr,
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        window=window,
+        center=center,
+        pad_mode=pad_mode,
+        caller="stft",
     )
     return plan.stft(np.asarray(y))
 
@@ -127,9 +142,9 @@ def istft(
     n_fft: int | None = None,
     hop_length: int | None = None,
     win_length: int | None = None,
-    window: str = "hann",
-    center: bool = False,
-    pad_mode: PadMode = "constant",
+    window: str = _d.WINDOW,
+    center: bool = _d.CENTER,
+    pad_mode: PadMode = _d.PAD_MODE,
     length: int | None = None,
     sr: float | None = None,
 ) -> np.ndarray:
@@ -139,6 +154,9 @@ def istft(
     ----------
     stft_matrix : np.ndarray, shape (..., n_freqs, n_frames), complex
         As returned by :func:`stft`; ``n_fft`` defaults to ``2·(n_freqs − 1)``.
+    hop_length, win_length : int, optional
+        As :func:`stft`: ``hop_length`` 10 ms at ``sr`` (a default needs ``sr``); ``win_length`` defaults to
+        ``n_fft`` (what :func:`stft`'s defaults give).
     length : int, optional
         Samples of the output (default: what the frames cover).
 
@@ -148,7 +166,16 @@ def istft(
     """
     X = np.asarray(stft_matrix)
     size = 2 * (X.shape[-2] - 1) if n_fft is None else n_fft
-    plan = _plan(sr=sr, n_fft=size, hop_length=hop_length, win_length=win_length, window=window, center=center, pad_mode=pad_mode)
+    plan = _plan(
+        sr=sr,
+        n_fft=size,
+        hop_length=hop_length,
+        win_length=size if win_length is None else win_length,
+        window=window,
+        center=center,
+        pad_mode=pad_mode,
+        caller="istft",
+    )
     return plan.istft(X, length=length)
 
 
@@ -159,9 +186,9 @@ def griffinlim(
     hop_length: int | None = None,
     win_length: int | None = None,
     n_fft: int | None = None,
-    window: str = "hann",
-    center: bool = False,
-    pad_mode: PadMode = "constant",
+    window: str = _d.WINDOW,
+    center: bool = _d.CENTER,
+    pad_mode: PadMode = _d.PAD_MODE,
     momentum: float = 0.99,
     init: Literal["random", "zeros"] | None = "random",
     random_state: int | np.random.Generator | np.random.RandomState | None = None,
@@ -177,7 +204,8 @@ def griffinlim(
     n_iter : int >= 0
         Iterations (default 32).
     n_fft : int, optional
-        Default ``2·(n_freqs − 1)``; ``hop_length``, ``win_length``, ``window``, ``center``, ``pad_mode`` as :func:`stft`.
+        Default ``2·(n_freqs − 1)``; ``hop_length``, ``win_length``, ``window``, ``center``, ``pad_mode`` as
+        :func:`istft` (``hop_length`` 10 ms at ``sr``, ``win_length`` = ``n_fft``).
     momentum : float >= 0
         0.99 (fast Griffin-Lim, default); 0 is the original algorithm.
     init : {'random', 'zeros'} or None
@@ -204,14 +232,16 @@ def griffinlim(
     S = np.asarray(S)
     if S.ndim < 2:
         raise ParameterError(f"S must be shaped (..., n_freqs, n_frames), got {S.shape}")
+    size = 2 * (S.shape[-2] - 1) if n_fft is None else n_fft
     plan = _plan(
         sr=sr,
-        n_fft=2 * (S.shape[-2] - 1) if n_fft is None else n_fft,
+        n_fft=size,
         hop_length=hop_length,
-        win_length=win_length,
+        win_length=size if win_length is None else win_length,
         window=window,
         center=center,
         pad_mode=pad_mode,
+        caller="griffinlim",
     )
     return _griffinlim(
         S,
@@ -227,17 +257,20 @@ def griffinlim(
 def spectrogram(
     y: np.ndarray,
     *,
-    n_fft: int = 512,
+    n_fft: int | None = None,
     hop_length: int | None = None,
     win_length: int | None = None,
-    window: str = "hann",
-    center: bool = False,
-    pad_mode: PadMode = "constant",
+    window: str = _d.WINDOW,
+    center: bool = _d.CENTER,
+    pad_mode: PadMode = _d.PAD_MODE,
     power: float = 2.0,
     log: Literal["db", "ln"] | None = None,
     sr: float | None = None,
 ) -> np.ndarray:
-    """``|X|**power`` of :func:`stft` (power 2: power, 1: magnitude), optionally in dB or ln (floored).
+    """``|X|**power`` of :func:`stft` (power 2: power, 1: magnitude), optionally in dB or ln (floored, re 1).
+
+    Framing arguments as :func:`stft`.  ``log="db"`` gives ``audiokit spectrogram --npy``'s default values
+    (``10·log10(max(|X|², 1e-10))``, no reference, no clip); the default ``None`` is ``--scale power``.
 
     Returns
     -------
@@ -246,7 +279,14 @@ def spectrogram(
     from .dsp.stft import spectrogram as _spectrogram
 
     plan = _plan(
-        sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center, pad_mode=pad_mode
+        sr=sr,
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        window=window,
+        center=center,
+        pad_mode=pad_mode,
+        caller="spectrogram",
     )
     return _spectrogram(np.asarray(y), plan, power=power, log=log)
 
@@ -255,10 +295,10 @@ def mel_filterbank(
     *,
     sr: float,
     n_fft: int,
-    n_mels: int = 80,
-    fmin: float = 0.0,
+    n_mels: int = _d.N_MELS,
+    fmin: float = _d.FMIN_HZ,
     fmax: float | None = None,
-    mel_scale: Literal["htk", "slaney"] = "htk",
+    mel_scale: Literal["htk", "slaney"] = _d.MEL_SCALE,
     norm: Literal["slaney"] | None = None,
     dtype: Any = np.float64,
 ) -> np.ndarray:
@@ -272,24 +312,35 @@ def melspectrogram(
     y: np.ndarray,
     *,
     sr: float,
-    n_fft: int = 512,
+    n_fft: int | None = None,
     hop_length: int | None = None,
     win_length: int | None = None,
-    window: str = "hann",
-    center: bool = False,
-    pad_mode: PadMode = "constant",
-    n_mels: int = 80,
-    fmin: float = 0.0,
+    window: str = _d.WINDOW,
+    center: bool = _d.CENTER,
+    pad_mode: PadMode = _d.PAD_MODE,
+    n_mels: int = _d.N_MELS,
+    fmin: float = _d.FMIN_HZ,
     fmax: float | None = None,
-    mel_scale: Literal["htk", "slaney"] = "htk",
+    mel_scale: Literal["htk", "slaney"] = _d.MEL_SCALE,
     norm: Literal["slaney"] | None = None,
     power: float = 2.0,
 ) -> np.ndarray:
-    """Mel spectrogram ``F @ |STFT(y)|**power``, shape ``(..., n_mels, n_frames)``."""
+    """Mel spectrogram ``F @ |STFT(y)|**power``, shape ``(..., n_mels, n_frames)``.
+
+    Framing arguments as :func:`stft` (defaults: 25 ms / 10 ms at ``sr``, ``n_fft`` = the window); the bank as
+    :func:`mel_filterbank` (80 HTK bands from 0 to ``sr/2``, peak 1): ``audiokit mel --scale power``.
+    """
     from .dsp.mel import melspectrogram as _mel
 
     plan = _plan(
-        sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center, pad_mode=pad_mode
+        sr=sr,
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        window=window,
+        center=center,
+        pad_mode=pad_mode,
+        caller="melspectrogram",
     )
     return _mel(np.asarray(y), plan, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=mel_scale, norm=norm, power=power)
 
@@ -298,24 +349,28 @@ def log_melspectrogram(
     y: np.ndarray,
     *,
     sr: float,
-    n_fft: int = 512,
+    n_fft: int | None = None,
     hop_length: int | None = None,
     win_length: int | None = None,
-    window: str = "hann",
-    center: bool = False,
-    pad_mode: PadMode = "constant",
-    n_mels: int = 80,
-    fmin: float = 0.0,
+    window: str = _d.WINDOW,
+    center: bool = _d.CENTER,
+    pad_mode: PadMode = _d.PAD_MODE,
+    n_mels: int = _d.N_MELS,
+    fmin: float = _d.FMIN_HZ,
     fmax: float | None = None,
-    mel_scale: Literal["htk", "slaney"] = "htk",
+    mel_scale: Literal["htk", "slaney"] = _d.MEL_SCALE,
     norm: Literal["slaney"] | None = None,
     power: float = 2.0,
-    log: Literal["db", "ln", "log10"] = "db",
+    log: Literal["db", "ln", "log10"] = _d.LOG,
     amin: float | None = None,
-    ref: float | Literal["max"] = 1.0,
-    top_db: float | None = 80.0,
+    ref: float | Literal["max"] = _d.FEATURE_REF,
+    top_db: float | None = _d.FEATURE_TOP_DB,
 ) -> np.ndarray:
-    """Log-mel spectrogram: ``10·log10(max(M, amin)/ref)`` clipped ``top_db`` below the maximum (or ``ln``, ``log10``).
+    """Log-mel spectrogram: ``10·log10(max(M, amin)/ref)``, optionally clipped ``top_db`` below the maximum.
+
+    By default absolute (``ref=1``, no clip: ``audiokit mel --npy``'s values), so levels compare across
+    signals; ``ref="max", top_db=80`` is ``librosa.power_to_db(S, ref=np.max)``.  Framing and mel arguments as
+    :func:`melspectrogram`.
 
     ``ref`` and ``top_db`` apply the same way for every ``log`` (and as ``audiokit mel --log``): the reference
     ``log(max(amin, ref))`` is subtracted, and the clip lies ``top_db`` **decibels** below the peak, i.e.
@@ -327,7 +382,14 @@ def log_melspectrogram(
     from .errors import ParameterError
 
     plan = _plan(
-        sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center, pad_mode=pad_mode
+        sr=sr,
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        window=window,
+        center=center,
+        pad_mode=pad_mode,
+        caller="log_melspectrogram",
     )
     if log == "log10":
         if power not in (1, 2, 1.0, 2.0):
@@ -366,21 +428,21 @@ def log_melspectrogram(
 
 #: ``audiokit.mfcc`` defaults per ``compat`` (librosa's argument names); Kaldi takes its own names (below).
 MFCC_PRESETS: dict[str | None, dict[str, Any]] = {
-    None: dict(
-        n_mfcc=20,
-        n_fft=512,
+    None: dict(  # audiokit's own: the CLI's (audiokit.defaults); framing None = 25 ms / 10 ms at sr
+        n_mfcc=_d.N_MFCC,
+        n_fft=None,
         hop_length=None,
         win_length=None,
-        window="hann",
-        center=False,
-        pad_mode="constant",
-        n_mels=80,
-        mel_scale="htk",
+        window=_d.WINDOW,
+        center=_d.CENTER,
+        pad_mode=_d.PAD_MODE,
+        n_mels=_d.N_MELS,
+        mel_scale=_d.MEL_SCALE,
         norm=None,
-        log="db",
+        log=_d.LOG,
         amin=None,
-        ref=1.0,
-        top_db=80.0,
+        ref=_d.FEATURE_REF,
+        top_db=_d.FEATURE_TOP_DB,
     ),
     "librosa": dict(
         n_mfcc=20,
@@ -440,7 +502,9 @@ def mfcc(
     sr : float > 0
         Sample rate (Hz).
     compat : {"kaldi", "torchaudio", "librosa"} or None
-        Defaults of that toolkit (:data:`MFCC_PRESETS`; ``"librosa"`` = ``librosa.feature.mfcc(y=y, sr=sr)``,
+        None: audiokit's defaults, those of ``audiokit mfcc`` (:mod:`audiokit.defaults`: 25 ms / 10 ms at
+        ``sr``, ``n_fft`` = the window, 80 HTK bands, dB re 1 without a clip, 20 cepstra).  Otherwise the
+        defaults of that toolkit (:data:`MFCC_PRESETS`; ``"librosa"`` = ``librosa.feature.mfcc(y=y, sr=sr)``,
         ``"torchaudio"`` = ``transforms.MFCC(sample_rate=sr)``).  ``"kaldi"``: Kaldi ``compute-mfcc-feats``
         (:func:`audiokit.dsp.kaldi.kaldi_mfcc`; ``kwargs`` are its :class:`~audiokit.dsp.kaldi.MfccOptions` names:
         ``num_ceps``, ``frame_length_ms``, ``snip_edges``, ``dither``, ``seed``...), transposed to
@@ -489,7 +553,11 @@ def mfcc(
         if unknown:
             raise ParameterError(f"mfcc: unknown argument(s) {', '.join(sorted(unknown))}")
         params.update(kwargs)
-        C = _mfcc_stft(y, sr, params, lifter=0.0 if lifter is None else lifter, energy=bool(energy))
+        if compat is not None and params["win_length"] is None:  # librosa's / torchaudio's rule: the window is n_fft
+            params["win_length"] = params["n_fft"]
+        C = _mfcc_stft(
+            y, sr, params, lifter=_d.LIFTER if lifter is None else lifter, energy=_d.ENERGY if energy is None else energy
+        )
     if cmvn != "none":
         C = _features.cmvn(C, mode=cmvn, axis=-1)  # type: ignore[arg-type]
     if order:
@@ -515,12 +583,13 @@ def _mfcc_stft(y: np.ndarray, sr: float, p: dict[str, Any], *, lifter: float, en
         window=p["window"],
         center=p["center"],
         pad_mode=p["pad_mode"],
+        caller="mfcc",
     )
     fb = _bank(
         sr=sr,
         n_fft=plan.n_fft,
         n_mels=p["n_mels"],
-        fmin=p.get("fmin", 0.0),
+        fmin=p.get("fmin", _d.FMIN_HZ),
         fmax=p.get("fmax"),
         scale=p["mel_scale"],
         norm=p["norm"],

@@ -24,5 +24,5 @@ meta = json.load(open("examples/out/speech.mel.json"))
 mel = np.load("examples/out/speech.mel.npy")
 print(f"mel array {mel.shape} {mel.dtype}: {meta['mel']['n_mels']} bands x {mel.shape[1]} frames, "
       f"{meta['win_length']}/{meta['hop_length']} samples at {meta['sr']} Hz, "
-      f"{mel.min():.1f} .. {mel.max():.1f} dB re max")
+      f"{mel.min():.1f} .. {mel.max():.1f} dB re {meta['ref']:g} (the PNG: re its loudest cell)")
 PY

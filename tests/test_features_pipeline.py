@@ -85,9 +85,10 @@ def test_resolve_fills_only_unset_values():
     params = {"compat": "librosa", "win": None, "hop": "256", "n_mels": None, "log": None, "ref": None}
     out = resolve("mel", params)
     assert (out["win"], out["hop"], out["n_mels"], out["ref"]) == ("2048", "256", 128, "1")
+    # no preset: ref/top_db stay unset, each output takes its own default (.npy absolute and unclipped, PNG max/80)
     none = resolve("mel", {"compat": None, "ref": None, "log": None, "top_db": None})
-    assert (none["ref"], none["log"], none["top_db"]) == ("max", "db", 80.0)
-    assert resolve("mel", {"compat": None, "ref": None, "log": "ln"})["ref"] == "1"
+    assert (none["ref"], none["log"], none["top_db"]) == (None, "db", None)
+    assert resolve("mel", {"compat": None, "ref": None, "log": "ln"})["ref"] is None
     assert resolve("mfcc", {"compat": "torchaudio", "top_db": None, "n_mfcc": None})["top_db"] == 80.0
     assert resolve("mel", {"compat": "torchaudio", "top_db": None})["top_db"] == 0.0
 

@@ -231,7 +231,9 @@ def test_flat_api_reproduces_librosa_with_center_true(speech):
     ours = audiokit.griffinlim(S, n_iter=1, hop_length=HOP, center=True, random_state=0)
     assert ours.dtype == np.float32 and rel(ours, lib_gl(S, 1)) <= 16 * eps(np.float32)
     # audiokit's own defaults (no centring) round-trip with audiokit.stft
-    y = audiokit.griffinlim(np.abs(audiokit.stft(speech, n_fft=N_FFT, hop_length=HOP)), hop_length=HOP, random_state=0)
+    y = audiokit.griffinlim(
+        np.abs(audiokit.stft(speech, n_fft=N_FFT, win_length=N_FFT, hop_length=HOP)), hop_length=HOP, random_state=0
+    )
     assert y.shape == (len(speech) - (len(speech) - N_FFT) % HOP,)
     assert audiokit.griffinlim(S, n_iter=0, hop_length=HOP, center=True, init=None).shape == (len(speech),)
     with pytest.raises(ParameterError, match="n_freqs, n_frames"):

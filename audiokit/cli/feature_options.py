@@ -136,8 +136,8 @@ Ref = Annotated[
     Optional[str],
     typer.Option(
         "--ref",
-        help="Log reference: max (0 = loudest cell) or a linear value [mel/spectrogram: max, 1 with --log ln/log10; "
-        "mfcc and the presets: 1].",
+        help="Log reference: max (0 = loudest cell) or a linear value [.npy: 1, absolute, comparable across files; "
+        "PNG: max; a value given applies to both; the presets: 1].",
         rich_help_panel=OUT_PANEL,
     ),
 ]
@@ -146,7 +146,9 @@ TopDb = Annotated[
     typer.Option(
         "--top-db",
         min=0,
-        help="Clip values more than TOP_DB dB below the peak; 0 disables [80; torchaudio 0 (None), its MFCC 80; kaldi 0].",
+        help="Clip values more than TOP_DB dB below the peak; 0 disables [.npy: no clip (a clip below each file's "
+        "peak normalises per file); PNG: 80; a value given applies to both; librosa 80; torchaudio 0 (None), its "
+        "MFCC 80; kaldi 0].",
         rich_help_panel=OUT_PANEL,
     ),
 ]
@@ -262,6 +264,7 @@ def timefreq_from(p: Mapping[str, Any], *, mel: bool) -> TimeFreqOptions:
         size=p["size"],
         complex_out=p.get("complex_out", False),
         amin=p["amin"],
+        channel=p.get("channel"),
     )
 
 

@@ -44,6 +44,7 @@ from .feature_options import (
     timefreq_from,
 )
 from .options import (
+    Channel,
     Debug,
     FixNonFinite,
     Quiet,
@@ -120,6 +121,7 @@ def mel_command(
     amin: Amin = None,
     cmap: Cmap = "magma",
     size: Size = "1200x600",
+    channel: Channel = None,
     mix: Mix = False,
     fft: Fft = None,
     rate: RawRate = None,
@@ -131,8 +133,10 @@ def mel_command(
 ) -> int:
     """Log-mel spectrogram: mel filter bank applied to |STFT|^2, in dB (or ln).
 
-    Defaults (docs/conventions.md): HTK mel scale, triangles peaking at 1, 80
-    bands from 0 Hz to sr/2, periodic Hann, frames not centred.  --compat
+    Defaults (docs/conventions.md; audiokit.log_melspectrogram has the same):
+    HTK mel scale, triangles peaking at 1, 80 bands from 0 Hz to sr/2, periodic
+    Hann, frames not centred; the .npy in dB re 1 without a clip (comparable
+    across files), the PNG re its loudest cell, 80 dB deep.  --compat
     librosa / torchaudio set every default as librosa.feature.melspectrogram +
     power_to_db / transforms.MelSpectrogram + AmplitudeToDB do; --compat kaldi
     computes Kaldi's compute-fbank-feats (rows = bins: Kaldi's matrix is the

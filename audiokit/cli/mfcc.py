@@ -41,6 +41,7 @@ from .feature_options import (
     feature_options_from,
 )
 from .options import (
+    Channel,
     Debug,
     FixNonFinite,
     Quiet,
@@ -127,6 +128,7 @@ def mfcc_command(
     amin: Amin = None,
     cmap: Cmap = "magma",
     size: Size = "1200x600",
+    channel: Channel = None,
     mix: Mix = False,
     fft: Fft = None,
     rate: RawRate = None,
@@ -138,9 +140,10 @@ def mfcc_command(
 ) -> int:
     """MFCC: orthonormal DCT-II of the log-mel spectrogram, or Kaldi's with --compat kaldi.
 
-    Defaults (docs/conventions.md): the mel command's framing and bank (25 ms /
-    10 ms, periodic Hann, 80 HTK bands), 10*log10 floored at 1e-10 re 1,
-    clipped 80 dB below the peak, 20 coefficients, no lifter.  --compat librosa
+    Defaults (docs/conventions.md; audiokit.mfcc(y, sr=sr) has the same): the
+    mel command's framing and bank (25 ms / 10 ms, periodic Hann, 80 HTK
+    bands), 10*log10 floored at 1e-10 re 1 with no clip (absolute: comparable
+    across files), 20 coefficients, no lifter.  --compat librosa
     = librosa.feature.mfcc, torchaudio = transforms.MFCC, kaldi =
     compute-mfcc-feats (13 cepstra, lifter 22, energy).  The .npy is (rows,
     frames) like every audiokit array (Kaldi's matrix is its transpose); rows

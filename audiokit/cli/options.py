@@ -34,6 +34,14 @@ RawChannels = Annotated[
 FixNonFinite = Annotated[
     bool, typer.Option("--fix-nonfinite", help="Replace NaN/Inf samples with 0 instead of refusing the file.")
 ]
+Channel = Annotated[
+    Optional[int],
+    typer.Option(
+        "--channel",
+        min=0,
+        help="Analyse only this channel (0-based: 0 is the first); not with --mix.",
+    ),
+]
 
 
 def inputs_from(params: Mapping[str, Any]) -> InputOptions:

@@ -25,6 +25,7 @@ from .feature_options import (
     timefreq_from,
 )
 from .options import (
+    Channel,
     Debug,
     FixNonFinite,
     Quiet,
@@ -80,6 +81,7 @@ def spectrogram_command(
     amin: Amin = None,
     cmap: Cmap = "magma",
     size: Size = "1200x600",
+    channel: Channel = None,
     mix: Mix = False,
     fft: Fft = None,
     rate: RawRate = None,
@@ -91,8 +93,10 @@ def spectrogram_command(
 ) -> int:
     """Spectrogram: |STFT| of frames [m*hop, m*hop + n_fft), as a PNG and/or .npy.
 
-    With neither -o nor --npy, writes <input>.spectrogram.png beside the input
-    and prints its path.  Long files are streamed: memory does not grow with
+    The .npy is in dB re 1 without a clip by default (comparable across files),
+    the PNG re its loudest cell, 80 dB deep (docs/conventions.md).  With neither
+    -o nor --npy, writes <input>.spectrogram.png beside the input and prints
+    its path.  Long files are streamed: memory does not grow with
     the length; the PNG is max-pooled to its width, the .npy keeps every frame.
     --compat librosa / torchaudio set every default as librosa.stft +
     power_to_db / transforms.Spectrogram + AmplitudeToDB do.

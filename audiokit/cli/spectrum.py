@@ -13,6 +13,7 @@ from ..io.npy import sidecar_path
 from ..pipelines.spectrum import SpectrumOptions, spectrum_file
 from . import console
 from .options import (
+    Channel,
     Debug,
     FixNonFinite,
     Json,
@@ -129,7 +130,7 @@ def spectrum_command(
     fmax: Annotated[
         Optional[str], typer.Option("--fmax", help="PNG: highest frequency shown (Hz).", rich_help_panel=OUT_PANEL)
     ] = None,
-    channel: Annotated[Optional[int], typer.Option("--channel", min=0, help="Analyse only this channel (0-based).")] = None,
+    channel: Channel = None,
     mix: Mix = False,
     fft: Fft = None,
     rate: RawRate = None,

@@ -1,4 +1,8 @@
-"""Typer declarations of the options shared by ``spectrogram``, ``mel`` and ``spectrum`` (no logic)."""
+"""Typer declarations of the options shared by ``spectrogram``, ``mel``, ``mfcc`` and ``spectrum`` (no logic).
+
+The options a ``--compat`` preset sets (``--win``, ``--hop``, ``--ref``, ``--top-db``, ...) are declared unset in
+:mod:`.feature_options`; their values come from :mod:`audiokit.defaults` through :mod:`audiokit.pipelines.compat`.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +16,6 @@ from ..pipelines.timefreq import StftOptions
 STFT_PANEL = "STFT"
 OUT_PANEL = "Output"
 
-Win = Annotated[str, typer.Option("--win", help="Window length: 25ms, 0.025s or samples.", rich_help_panel=STFT_PANEL)]
-Hop = Annotated[str, typer.Option("--hop", help="Hop between frame starts: 10ms or samples.", rich_help_panel=STFT_PANEL)]
-Nfft = Annotated[
-    Optional[str],
-    typer.Option(
-        "--nfft", help="FFT size >= window length (zero padding); default: the window length.", rich_help_panel=STFT_PANEL
-    ),
-]
 Window = Annotated[
     str,
     typer.Option(
@@ -30,17 +26,6 @@ Window = Annotated[
 ]
 Symmetric = Annotated[
     bool, typer.Option("--symmetric", help="Symmetric window instead of the periodic (DFT-even) one.", rich_help_panel=STFT_PANEL)
-]
-Center = Annotated[
-    bool,
-    typer.Option(
-        "--center",
-        help="Pad n_fft/2 on each side so frame m is centred on m*hop (librosa/torchaudio framing).",
-        rich_help_panel=STFT_PANEL,
-    ),
-]
-PadMode = Annotated[
-    str, typer.Option("--pad-mode", help="Padding for --center: constant (zeros) or reflect.", rich_help_panel=STFT_PANEL)
 ]
 Fft = Annotated[
     Optional[str],
@@ -59,16 +44,6 @@ Output = Annotated[
 Npy = Annotated[
     Optional[str],
     typer.Option("--npy", help="Save the full-resolution array as float32 .npy plus a JSON sidecar.", rich_help_panel=OUT_PANEL),
-]
-Scale = Annotated[
-    str, typer.Option("--scale", help="Values saved in --npy: db, power (|X|^2) or magnitude (|X|).", rich_help_panel=OUT_PANEL)
-]
-Ref = Annotated[
-    str, typer.Option("--ref", help="dB reference: max (0 dB = loudest cell) or 1 (absolute).", rich_help_panel=OUT_PANEL)
-]
-TopDb = Annotated[
-    float,
-    typer.Option("--top-db", help="Clip dB values below (max - TOP_DB); 0 disables the clip.", min=0, rich_help_panel=OUT_PANEL),
 ]
 Cmap = Annotated[str, typer.Option("--cmap", help="matplotlib colormap of the PNG.", rich_help_panel=OUT_PANEL)]
 Size = Annotated[str, typer.Option("--size", help="PNG size in pixels, WIDTHxHEIGHT.", rich_help_panel=OUT_PANEL)]

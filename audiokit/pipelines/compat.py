@@ -2,7 +2,7 @@
 
 The CLI declares the options whose default depends on the preset with the default ``None`` ("unset");
 :func:`resolve` replaces each unset value by the preset's (or audiokit's own when no preset is given), so an
-explicit flag always wins and ``audiokit mel FILE`` without ``--compat`` gives exactly what it gave before.
+explicit flag always wins; without ``--compat`` the values are audiokit's own (:mod:`audiokit.defaults`).
 
 :data:`PRESETS` is the one table: ``PRESETS[compat][command][param] = (value, what the toolkit calls it)``,
 ``param`` being the CLI parameter name (``--n-mels`` -> ``n_mels``) and the value written as the user would
@@ -11,6 +11,8 @@ type it (durations as text: ``"2048"`` is samples, ``"25ms"`` a time).  :func:`p
 
 Notes on the choices
 --------------------
+* No preset: audiokit's defaults (:mod:`audiokit.defaults`, which the flat API reads too).  ``--ref``/``--top-db``
+  unset mean absolute dB without a clip in the ``.npy`` and ``max``/80 dB in the PNG.
 * ``librosa``/``torchaudio`` keep audiokit's dB output (``--scale db``) with the toolkit's dB conversion:
   librosa ``power_to_db(S, ref=1.0, amin=1e-10, top_db=80)``, torchaudio ``AmplitudeToDB("power", top_db=None)``
   (``MFCC`` uses ``top_db=80``).  ``--scale power`` gives the toolkit's linear ``Spectrogram``/
@@ -26,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .. import defaults
 from ..errors import ParameterError
 
 __all__ = ["COMPATS", "PRESETS", "KALDI_ONLY", "resolve", "preset_rows", "check_compat"]
@@ -46,31 +49,34 @@ KALDI_ONLY = (
 
 _Table = dict[str, tuple[Any, str]]
 
+#: audiokit's own defaults (no ``--compat``), read from :mod:`audiokit.defaults` as the flat API does.  ``ref`` and
+#: ``top_db`` unset (None) mean: in the ``.npy`` (and batch) absolute dB without a clip (``--ref 1``, no ``--top-db``),
+#: so features compare across files; in the PNG ``--ref max --top-db 80`` (a picture may normalise).
 _AUDIOKIT_STFT: _Table = {
-    "win": ("25ms", "win_length"),
-    "hop": ("10ms", "hop_length"),
-    "nfft": (None, "n_fft = win_length"),
-    "window": ("hann", "periodic Hann"),
-    "center": (False, "frames start at m*hop"),
-    "pad_mode": ("constant", "pad_mode (with --center)"),
+    "win": (defaults.WIN, "win_length"),
+    "hop": (defaults.HOP, "hop_length"),
+    "nfft": (defaults.NFFT, "n_fft = win_length"),
+    "window": (defaults.WINDOW, "periodic Hann"),
+    "center": (defaults.CENTER, "frames start at m*hop"),
+    "pad_mode": (defaults.PAD_MODE, "pad_mode (with --center)"),
     "window_position": ("center", "window centred in n_fft"),
-    "scale": ("db", "10*log10"),
-    "top_db": (80.0, "top_db"),
+    "scale": (defaults.SCALE, "10*log10"),
+    "ref": (None, f"ref {defaults.FEATURE_REF:g} in the .npy, {defaults.PICTURE_REF} in the PNG"),
+    "top_db": (None, f"no clip in the .npy, {defaults.PICTURE_TOP_DB:g} dB in the PNG"),
     "amin": (None, "1e-10 power, 1e-5 magnitude"),
 }
 _AUDIOKIT_MEL: _Table = {
-    "n_mels": (80, "n_mels"),
-    "fmin": (None, "fmin 0"),
+    "n_mels": (defaults.N_MELS, "n_mels"),
+    "fmin": (None, f"fmin {defaults.FMIN_HZ:g}"),
     "fmax": (None, "fmax sr/2"),
-    "mel_scale": ("htk", "HTK"),
-    "norm": ("none", "triangles peak 1"),
-    "log": ("db", "dB"),
+    "mel_scale": (defaults.MEL_SCALE, "HTK"),
+    "norm": (defaults.MEL_NORM, "triangles peak 1"),
+    "log": (defaults.LOG, "dB"),
 }
 _AUDIOKIT_MFCC: _Table = {
-    "n_mfcc": (20, "n_mfcc"),
-    "lifter": (0.0, "no lifter"),
-    "energy": (False, "c0 kept"),
-    "ref": ("1", "ref 1.0"),
+    "n_mfcc": (defaults.N_MFCC, "n_mfcc"),
+    "lifter": (defaults.LIFTER, "no lifter"),
+    "energy": (defaults.ENERGY, "c0 kept"),
 }
 
 _LIBROSA_STFT: _Table = {
@@ -164,8 +170,8 @@ _KALDI_MFCC: _Table = {
 #: ``PRESETS[compat or None][command][param] = (value as typed, the toolkit's parameter)``.
 PRESETS: dict[str | None, dict[str, _Table]] = {
     None: {
-        "spectrogram": {**_AUDIOKIT_STFT, "ref": ("max", "ref max")},
-        "mel": {**_AUDIOKIT_STFT, **_AUDIOKIT_MEL, "ref": ("max", "ref max (with --log db; 1 with ln/log10)")},
+        "spectrogram": dict(_AUDIOKIT_STFT),
+        "mel": {**_AUDIOKIT_STFT, **_AUDIOKIT_MEL},
         "mfcc": {**_AUDIOKIT_STFT, **_AUDIOKIT_MEL, **_AUDIOKIT_MFCC},
     },
     "librosa": {
@@ -212,8 +218,8 @@ def resolve(command: str, params: Mapping[str, Any]) -> dict[str, Any]:
     Returns
     -------
     dict
-        A copy; ``compat`` validated.  With ``--log ln|log10`` and no preset, ``ref`` defaults to 1 (no
-        rescaling, as the API's ``log_melspectrogram``) instead of ``max``.
+        A copy; ``compat`` validated.  Without a preset ``ref`` and ``top_db`` stay None when unset: each output
+        takes its own default (:mod:`audiokit.defaults`: absolute dB in the ``.npy``, ``max``/80 dB in the PNG).
 
     Raises
     ------
@@ -231,8 +237,6 @@ def resolve(command: str, params: Mapping[str, Any]) -> dict[str, Any]:
     table = PRESETS[compat][command]
     for name, (value, _) in table.items():
         if name in out and out[name] is None:
-            if name == "ref" and compat is None and (out.get("log") or table.get("log", ("db",))[0]) != "db":
-                value = "1"
             out[name] = value
     for name in KALDI_ONLY:  # Kaldi-only switches absent from the preset stay None for the others
         out.setdefault(name, None)

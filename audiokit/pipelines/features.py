@@ -40,10 +40,10 @@ from ..io.npy import NpyFrameWriter, write_sidecar
 from ..io.reader import BLOCK_SAMPLES, AudioSource
 from ..validate import check_int
 from .kaldi_frontend import KALDI_SAMPLE_SCALE, KaldiFrontend, kaldi_checks, kaldi_options
-from .params import InputOptions, choice
+from .params import InputOptions, check_channel, check_channel_of, choice
 from .progress import SILENT, Reporter
 from .sidecar import plan_fields, provenance
-from .timefreq import TimeFreqOptions, TimeFreqResult, default_outputs, mel_bank, parse_ref
+from .timefreq import TimeFreqOptions, TimeFreqResult, default_outputs, mel_bank, parse_ref, pick_channels
 
 if TYPE_CHECKING:
     pass
@@ -120,6 +120,7 @@ class FeatureOptions:
             if not self.lifter >= 0:
                 raise ParameterError(f"--lifter must be >= 0, got {self.lifter!r}")
         tf = self.timefreq
+        check_channel(tf.channel, tf.mix)
         choice("--log", (tf.mel.log if tf.mel else "db"), LOG_UNITS)
         parse_ref(tf.ref)
         if self.compat == "kaldi":
@@ -220,7 +221,8 @@ class _FeatureJob:
     def __init__(self, o: FeatureOptions, source: AudioSource, size: tuple[int, int]):
         self.o, self.source, self.size = o, source, size
         tf = o.timefreq
-        self.channels = 1 if tf.mix else source.channels
+        check_channel_of(tf.channel, source)
+        self.channels = 1 if tf.mix or tf.channel is not None else source.channels
         self.meta: dict[str, Any] = {}
         self.plan: Any = None  # the StftPlan (STFT front end)
         self.kopts: Any = None  # FbankOptions / MfccOptions (Kaldi front end)
@@ -256,8 +258,8 @@ class _FeatureJob:
         self.amin = float(tf.amin) if tf.amin is not None else AMIN[self.power_kind]
         if not (self.amin > 0 and math.isfinite(self.amin)):
             raise ParameterError(f"--amin must be a number > 0, got {tf.amin!r}")
-        self.ref = parse_ref(tf.ref)
-        self.top_db = tf.top_db if tf.top_db and tf.top_db > 0 else None
+        self.ref = parse_ref(tf.npy_ref)
+        self.top_db = tf.npy_top_db
         self.dim = o.n_mfcc if o.kind == "mfcc" else self.n_mels
         self.n_frames = self.plan.n_frames(self.source.n_samples)
         self.ref_l: float | None = None
@@ -282,8 +284,7 @@ class _FeatureJob:
 
     def _blocks(self, advance: Any = None) -> Any:
         for block in self.source.blocks(BLOCK_SAMPLES, dtype="float64" if self.o.is_kaldi else "float32"):
-            if self.o.timefreq.mix:
-                block = block.mean(axis=0, keepdims=True)
+            block = pick_channels(block, self.o.timefreq.channel, self.o.timefreq.mix)
             yield block
             if advance is not None:
                 advance(block.shape[1])
@@ -441,6 +442,7 @@ class _FeatureJob:
             "sr": src.sr,
             "channels": self.channels,
             "mixed": tf.mix,
+            "channel": tf.channel,
             "layout": "(n_rows, n_frames)" if self.channels == 1 else "(channels, n_rows, n_frames)",
             "kaldi_layout": "Kaldi and kaldi-native-fbank matrices are (n_frames, n_rows): use np.load(path).T "
             "(or .swapaxes(-1, -2))",
@@ -510,7 +512,7 @@ class _FeatureJob:
                 "scale": tf.scale,
                 "log": self.log,
                 "amin": self.amin,
-                "ref": tf.ref,
+                "ref": tf.npy_ref,
                 "log_ref": self.ref_l,
                 "top_db": self.top_db,
                 "values": self._values_text(),

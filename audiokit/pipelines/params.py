@@ -19,6 +19,7 @@ from ..io import RawFormat, open_audio
 from ..io.atomic import is_stream_target
 from ..io.reader import MAX_SR, MIN_SR, AudioSource
 from ..units import parse_duration, parse_frequency, parse_rate
+from ..validate import is_int
 
 __all__ = [
     "InputOptions",
@@ -29,6 +30,8 @@ __all__ = [
     "rate_hz",
     "finite_or_none",
     "check_figure_path",
+    "check_channel",
+    "check_channel_of",
 ]
 
 
@@ -180,3 +183,21 @@ class InputOptions:
         except BaseException:
             source.close()
             raise
+
+
+def check_channel(channel: int | None, mix: bool) -> None:
+    """``--channel N`` (0-based) is a whole number >= 0 and excludes ``--mix`` (rate-free; ParameterError)."""
+    if channel is None:
+        return
+    if mix:
+        raise ParameterError("--channel and --mix exclude each other")
+    if not is_int(channel) or channel < 0:
+        raise ParameterError(f"--channel must be a channel index >= 0 (0 is the first channel), got {channel!r}")
+
+
+def check_channel_of(channel: int | None, source: AudioSource) -> None:
+    """``--channel N`` exists in ``source`` (ParameterError naming the file, the channel and the channel count)."""
+    if channel is not None and channel >= source.channels:
+        raise ParameterError(
+            f"--channel {channel}: the input has {source.channels} channel(s) (0..{source.channels - 1})", source.name
+        )

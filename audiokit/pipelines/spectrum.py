@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import InputError, ParameterError
 from ..io import check_distinct, check_output_path, outputs_together, write_bytes_atomic
 from ..io.npy import save_npy, sidecar_path
-from .params import InputOptions, check_figure_path, duration_samples, frequency_hz
+from .params import InputOptions, check_channel, check_channel_of, check_figure_path, duration_samples, frequency_hz
 from .progress import SILENT, Reporter
 from .sidecar import provenance
 
@@ -63,8 +63,7 @@ def _peak_json(peak: Any, with_phase: bool) -> dict[str, Any]:
 
 
 def _check_options(options: SpectrumOptions) -> None:
-    if options.channel is not None and options.mix:
-        raise ParameterError("--channel and --mix exclude each other")
+    check_channel(options.channel, options.mix)
     if not options.threshold >= 0:
         raise ParameterError(f"--threshold: {options.threshold!r} must be a number of dB >= 0 (below the strongest peak)")
 
@@ -110,10 +109,7 @@ def spectrum_file(
                 f"using the {source.n_samples - first} samples that exist",
                 stacklevel=2,
             )
-        if options.channel is not None and options.channel >= source.channels:
-            raise ParameterError(
-                f"--channel {options.channel}: the input has {source.channels} channel(s) (0..{source.channels - 1})"
-            )
+        check_channel_of(options.channel, source)
         # float32 holds <= 24-bit PCM and FLOAT samples exactly: half the memory of float64 for a long segment
         exact32 = source.subtype in _EXACT_IN_FLOAT32
         signal = source.read(start=first, n_samples=count, dtype="float32" if exact32 else "float64")

@@ -15,16 +15,17 @@ import contextlib
 import functools
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
+from .. import defaults
 from ..errors import InputError, ParameterError
 from ..io import check_distinct, check_output_path, derived_output, is_stdio, outputs_together, write_bytes_atomic
 from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
 from ..io.reader import BLOCK_SAMPLES, AudioSource
-from .params import InputOptions, check_figure_path, choice, duration_samples, frequency_hz
+from .params import InputOptions, check_channel, check_channel_of, check_figure_path, choice, duration_samples, frequency_hz
 from .progress import SILENT, Reporter
 from .sidecar import timefreq_metadata
 
@@ -41,6 +42,7 @@ __all__ = [
     "TimeFreqResult",
     "timefreq",
     "mel_bank",
+    "pick_channels",
     "SCALES",
 ]
 
@@ -55,13 +57,13 @@ LOGS = ("db", "ln", "log10")
 class StftOptions:
     """STFT options as typed: durations (``25ms``, ``0.025s``, samples), window name, framing."""
 
-    win: str = "25ms"
-    hop: str = "10ms"
-    nfft: str | None = None
-    window: str = "hann"
+    win: str = defaults.WIN
+    hop: str = defaults.HOP
+    nfft: str | None = defaults.NFFT
+    window: str = defaults.WINDOW
     symmetric: bool = False
-    center: bool = False
-    pad_mode: str = "constant"
+    center: bool = defaults.CENTER
+    pad_mode: str = defaults.PAD_MODE
     fft: str | None = None
 
     def plan(self, sr: int, *, dtype: Literal["float32", "float64"] = "float32") -> Any:
@@ -97,10 +99,10 @@ class StftOptions:
 class MelOptions:
     """Mel filter bank options: band count, scale (``htk``/``slaney``), norm (``none``/``slaney``), log (db/ln/log10)."""
 
-    n_mels: int = 80
-    mel_scale: str = "htk"
-    norm: str = "none"
-    log: str = "db"
+    n_mels: int = defaults.N_MELS
+    mel_scale: str = defaults.MEL_SCALE
+    norm: str = defaults.MEL_NORM
+    log: str = defaults.LOG
 
     def checked(self) -> MelOptions:
         """A copy with the choices lower-cased and validated (ParameterError naming the option)."""
@@ -114,26 +116,55 @@ class MelOptions:
 
 @dataclass(frozen=True)
 class TimeFreqOptions:
-    """Everything a ``spectrogram`` (``mel is None``) or ``mel`` job was asked to compute and draw."""
+    """Everything a ``spectrogram`` (``mel is None``) or ``mel`` job was asked to compute and draw.
+
+    ``ref`` and ``top_db`` None ("unset") take each output's default (:mod:`audiokit.defaults`): absolute dB
+    without a clip in the ``.npy`` (:attr:`npy_ref`, :attr:`npy_top_db`; features compare across files), ``max``
+    and 80 dB in the PNG (:attr:`png_ref`, :attr:`png_top_db`); a value given applies to both.  ``top_db`` 0
+    disables the clip.  ``channel`` (0-based) analyses one channel of the input, ``mix`` their average.
+    """
 
     stft: StftOptions = field(default_factory=StftOptions)
     mel: MelOptions | None = None
     fmin: str | None = None
     fmax: str | None = None
     mix: bool = False
-    scale: str = "db"
-    ref: str = "max"
-    top_db: float = 80.0
+    scale: str = defaults.SCALE
+    ref: str | None = None
+    top_db: float | None = None
     cmap: str = "magma"
     size: str = "1200x600"
     complex_out: bool = False
     #: Floor before the log (``--amin``); None: :data:`audiokit.dsp.scaling.AMIN` (1e-10 power, 1e-5 magnitude).
     amin: float | None = None
+    channel: int | None = None
 
     @property
     def kind(self) -> Literal["spectrogram", "mel"]:
         """``mel`` when a mel bank is asked for, else ``spectrogram``."""
         return "spectrogram" if self.mel is None else "mel"
+
+    @property
+    def npy_ref(self) -> str:
+        """``--ref`` of the saved array: as given, else :data:`audiokit.defaults.FEATURE_REF` (absolute)."""
+        return f"{defaults.FEATURE_REF:g}" if self.ref is None else self.ref
+
+    @property
+    def png_ref(self) -> str:
+        """``--ref`` of the PNG: as given, else :data:`audiokit.defaults.PICTURE_REF` (``max``)."""
+        return defaults.PICTURE_REF if self.ref is None else self.ref
+
+    @property
+    def npy_top_db(self) -> float | None:
+        """Clip of the saved array in dB below its peak: as given (0: none), else none (None)."""
+        top = defaults.FEATURE_TOP_DB if self.top_db is None else self.top_db
+        return top if top is not None and top > 0 else None
+
+    @property
+    def png_top_db(self) -> float | None:
+        """Range of the PNG in dB below its peak: as given (0: none), else :data:`audiokit.defaults.PICTURE_TOP_DB`."""
+        top = defaults.PICTURE_TOP_DB if self.top_db is None else self.top_db
+        return top if top > 0 else None
 
 
 @dataclass(frozen=True)
@@ -145,8 +176,11 @@ class TimeFreqResult:
     shape: tuple[int, ...] | None
 
 
-def parse_ref(text: str) -> float | Literal["max"]:
-    """``--ref``: ``max`` or a positive number (the linear value that reads 0 dB)."""
+def parse_ref(text: str | None) -> float | Literal["max"]:
+    """``--ref``: ``max`` or a positive number (the linear value that reads 0 dB); None (unset) is the ``.npy``'s
+    default, :data:`audiokit.defaults.FEATURE_REF`."""
+    if text is None:
+        return float(defaults.FEATURE_REF)
     if text.lower() == "max":
         return "max"
     try:
@@ -246,14 +280,16 @@ def timefreq(
     """
     from ..plot import parse_size
 
+    check_channel(options.channel, options.mix)
     job = _Job(
         options=options,
         scale=choice("--scale", options.scale, SCALES),
         log=(options.mel or MelOptions()).checked().log,
-        ref=parse_ref(options.ref),
+        ref=parse_ref(options.npy_ref),
         size=parse_size(options.size),
     )
     with inputs.open(path) as source:
+        check_channel_of(options.channel, source)
         png_path, npy_path = default_outputs(path, options.kind, png, npy)
         if png_path is not None:
             from .timefreq_draw import check_cmap
@@ -306,7 +342,7 @@ class _Job:
 
         options, kind = self.options, self.options.kind
         plan = options.stft.plan(source.sr, dtype=dtype)
-        channels = 1 if options.mix else source.channels
+        channels = 1 if options.mix or options.channel is not None else source.channels
         filterbank: np.ndarray | None = None
         mel_meta: dict[str, Any] = {}
         row_slice = slice(None)
@@ -361,15 +397,14 @@ class _Job:
                     if watch_input and block.size and float(np.abs(block).max()) > SAFE_PEAK:
                         raise _BeyondSinglePrecision
                     heard = heard or bool(np.any(block))
-                    if options.mix:
-                        block = block.mean(axis=0, keepdims=True)
+                    block = pick_channels(block, options.channel, options.mix)
                     consume(stream.push(block.astype(dtype, copy=False)), npy_writer)
                     advance(block.shape[1])
                 consume(stream.finish(), npy_writer)
             if npy_writer is not None and npy_path is not None:
                 ref_db = None
                 if db_out:
-                    ref_db = _apply_reference(npy_writer, self.ref, options.top_db, peak_db, power_kind, self.log, amin)
+                    ref_db = _apply_reference(npy_writer, self.ref, options.npy_top_db, peak_db, power_kind, self.log, amin)
                 rows_meta: dict[str, Any]
                 if kind == "mel":
                     rows_meta = {"mel": mel_meta, "mel_centre_hz": [round(float(f), 6) for f in row_freqs]}
@@ -391,9 +426,11 @@ class _Job:
                     amin=amin if db_out else None,
                     ref=self.ref if ref_db is not None else None,
                     ref_db=ref_db if self.log == "db" else None,
-                    top_db=(options.top_db or None) if ref_db is not None else None,
+                    top_db=options.npy_top_db if ref_db is not None else None,
                     rows=rows_meta,
+                    fft=options.stft.fft,
                 )
+                meta["channel"] = options.channel  # the input channel analysed (None: all, or their mix)
                 written += [npy_path, str(write_sidecar(npy_path, meta))]
             if not heard:
                 warnings.warn(f"{source.name}: the input is digital silence; every value is the floor", stacklevel=3)
@@ -402,12 +439,12 @@ class _Job:
 
                 draw_timefreq(
                     png_path,
-                    options,
+                    replace(options, top_db=options.png_top_db or 0.0),
                     source_name=source.name,
                     plan=plan,
                     poolers=poolers,
                     kind="power" if self.want_complex else power_kind,
-                    ref=self.ref,
+                    ref=parse_ref(options.png_ref),
                     row_freqs=row_freqs,
                     mel_meta=mel_meta,
                     size=self.size,
@@ -415,6 +452,18 @@ class _Job:
                 if not is_stdio(png_path):
                     written.insert(0, png_path)
         return written, shape
+
+
+def pick_channels(block: np.ndarray, channel: int | None, mix: bool) -> np.ndarray:
+    """The ``(channels, n)`` block analysed: channel ``channel`` alone (``--channel``), the mean (``--mix``) or all.
+
+    Both keep the channel axis (``(1, n)``); the channel is a view, so its samples are those of the file, bit for bit.
+    """
+    if mix:
+        return np.asarray(block.mean(axis=0, keepdims=True))
+    if channel is not None:
+        return block[channel : channel + 1]
+    return block
 
 
 def _storable(values: np.ndarray, dtype: Any, name: str, *, linear: bool) -> np.ndarray:
@@ -428,7 +477,6 @@ def _storable(values: np.ndarray, dtype: Any, name: str, *, linear: bool) -> np.
 
 
 def _amin(amin: float | None, power_kind: Kind) -> float:
-                    fft=options.stft.fft,
     """``--amin`` checked, or the default floor of :data:`audiokit.dsp.scaling.AMIN` for ``power_kind``."""
     from ..dsp.scaling import AMIN
 
@@ -453,7 +501,7 @@ def _to_log(chunk: np.ndarray, power_kind: Kind, log: str, amin: float) -> np.nd
 def _apply_reference(
     npy: NpyFrameWriter,
     ref: float | Literal["max"],
-    top_db: float,
+    top_db: float | None,
     peak: float,
     power_kind: Kind,
     log: str = "db",
@@ -468,7 +516,7 @@ def _apply_reference(
     """
     from ..dsp.scaling import DB_FACTOR, reference_db, rescale_db
 
-    top = top_db if top_db > 0 else None
+    top = top_db if top_db is not None and top_db > 0 else None
     if log == "db":
         ref_db = (
             reference_db(ref, peak, power_kind)

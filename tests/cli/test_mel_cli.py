@@ -103,22 +103,26 @@ def test_slaney_norm_and_centre_match_librosa_defaults(cli, voice, tmp_path):
     expected = librosa.feature.melspectrogram(y=samples(voice)[0], sr=SR, n_fft=400, hop_length=160, n_mels=80)
     assert M.shape == (80, 1 + SR // 160)
     assert rel_err(M, expected) <= TOL
-    # and the default dB scale is power_to_db(ref=np.max, top_db=80) of the same matrix
+    # and the default dB scale of the .npy is power_to_db(ref=1.0, top_db=None) of the same matrix (absolute)
     D = mel_npy(cli, voice, tmp_path / "d.npy", "--mel-scale", "slaney", "--norm", "slaney", "--center")
-    assert np.max(np.abs(D - librosa.power_to_db(expected, ref=np.max, top_db=80.0))) <= DB_TOL
+    assert np.max(np.abs(D - librosa.power_to_db(expected, ref=1.0, top_db=None))) <= DB_TOL
+    R = mel_npy(cli, voice, tmp_path / "r.npy", "--mel-scale", "slaney", "--norm", "slaney", "--center", "--ref", "max")
+    assert np.max(np.abs(R - librosa.power_to_db(expected, ref=np.max, top_db=None))) <= DB_TOL
 
 
 def test_db_scale_is_floored_log_of_the_mel_power(cli, voice, tmp_path):
     M = mel_npy(cli, voice, tmp_path / "m.npy", "--scale", "power").astype(np.float64)
-    D = mel_npy(cli, voice, tmp_path / "d.npy")  # defaults: --scale db --ref max --top-db 80
+    D = mel_npy(cli, voice, tmp_path / "d.npy")  # .npy defaults: --scale db, absolute (re 1), no clip
     db = 10 * np.log10(np.maximum(M, 1e-10))
-    expected = np.maximum(db - db.max(), -80.0)
-    assert D.dtype == np.float32 and np.max(np.abs(D - expected)) <= DB_TOL
-    assert D.max() == 0.0 and D.min() >= -80.0
-    assert sidecar(tmp_path / "d.npy")["ref_db"] == pytest.approx(db.max(), abs=DB_TOL)
+    assert D.dtype == np.float32 and np.max(np.abs(D - db)) <= DB_TOL
+    meta = sidecar(tmp_path / "d.npy")
+    assert (meta["ref"], meta["ref_db"], meta["top_db"]) == (1.0, 0.0, None)
 
-    A = mel_npy(cli, voice, tmp_path / "a.npy", "--ref", "1", "--top-db", "0")
-    assert np.max(np.abs(A - db)) <= DB_TOL
+    R = mel_npy(cli, voice, tmp_path / "r.npy", "--ref", "max", "--top-db", "80")  # librosa power_to_db(ref=np.max)
+    expected = np.maximum(db - db.max(), -80.0)
+    assert np.max(np.abs(R - expected)) <= DB_TOL
+    assert R.max() == 0.0 and R.min() >= -80.0
+    assert sidecar(tmp_path / "r.npy")["ref_db"] == pytest.approx(db.max(), abs=DB_TOL)
 
 
 def test_log_ln_is_the_natural_log_floored_at_1e_10(cli, voice, tmp_path):
@@ -256,7 +260,7 @@ def test_silence_gives_finite_values(cli, tmp_path):
         code, _, err = cli("mel", src, "--npy", npy, *extra)
         assert code == 0 and err == f"warning: {src}: the input is digital silence; every value is the floor\n"
     D, L = np.load(tmp_path / "d.npy"), np.load(tmp_path / "l.npy")
-    assert np.isfinite(D).all() and np.all(D == 0.0)  # floor -100 dB is also the maximum
+    assert np.isfinite(D).all() and np.all(np.abs(D + 100.0) <= 1e-4)  # the absolute floor: 10 log10(1e-10)
     assert np.all(np.abs(L - math.log(1e-10)) <= 1e-4)
 
 
@@ -278,11 +282,56 @@ def test_long_file_streams_to_the_in_memory_log_mel(cli, tmp_path):
     src = write(tmp_path / "long.wav", generate("pink:0.1 + sine:440:0.1", n_samples=n, sr=SR, seed=6))
     D = mel_npy(cli, src, tmp_path / "d.npy")
     plan = StftPlan(sr=SR, win_length=400, hop_length=160, dtype="float32")
-    expected = log_melspectrogram(samples(src)[0].astype(np.float32), plan, n_mels=80, ref="max", top_db=80.0)
+    expected = log_melspectrogram(samples(src)[0].astype(np.float32), plan, n_mels=80, ref=1.0, top_db=None)
     assert D.shape == expected.shape == (80, 1 + (n - 400) // 160)
     assert np.max(np.abs(D - expected)) <= DB_TOL
+    # --ref max --top-db 80: the second pass over the saved array (rewrite) across blocks
+    R = mel_npy(cli, src, tmp_path / "r.npy", "--ref", "max", "--top-db", "80")
+    expected = log_melspectrogram(samples(src)[0].astype(np.float32), plan, n_mels=80, ref="max", top_db=80.0)
+    assert np.max(np.abs(R - expected)) <= DB_TOL
 
 
 def test_help_shows_an_example(cli):
     code, out, _ = cli("mel", "--help")
     assert code == 0 and "Example" in out and "--filterbank" in out
+
+
+# --------------------------------------------------------------------------- defaults: features absolute, pictures normalised
+
+
+def test_batch_mel_defaults_are_absolute_db(cli, voice, tmp_path):
+    # the same file at half the amplitude reads 20 log10(2) = 6.02 dB lower in every cell above the -100 dB floor:
+    # levels compare across a corpus (with a per-file --ref max the two arrays were identical)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    x = samples(voice)
+    write(corpus / "full.wav", x)
+    write(corpus / "half.wav", 0.5 * x)
+    code, _, err = cli("batch", "mel", corpus, "--out", tmp_path / "out", "-j", "1", "-q")
+    assert code == 0, err
+    full = np.load(tmp_path / "out" / "full.mel.npy").astype(np.float64)
+    half = np.load(tmp_path / "out" / "half.mel.npy").astype(np.float64)
+    above = half > -100.0 + DB_TOL
+    assert above.mean() > 0.99
+    assert np.max(np.abs((full - half)[above] - 20 * math.log10(2.0))) <= DB_TOL
+    assert full.max() > 0  # not shifted to 0 dB at each file's maximum
+    meta = sidecar(tmp_path / "out" / "full.mel.npy")
+    assert (meta["ref"], meta["ref_db"], meta["top_db"]) == (1.0, 0.0, None)
+
+
+def test_png_still_normalises_to_the_loudest_cell(cli, voice, tmp_path):
+    # the picture keeps --ref max --top-db 80: the file at half the amplitude draws the same image (same name)
+    x = samples(voice)
+    pngs = []
+    for gain, folder in ((1.0, "full"), (0.5, "half")):
+        (tmp_path / folder).mkdir()
+        src = write(tmp_path / folder / "v.wav", gain * x)
+        png = tmp_path / folder / "v.png"
+        code, _, err = cli("mel", src, "-o", png, "--npy", tmp_path / folder / "v.npy")
+        assert code == 0, err
+        pngs.append(png.read_bytes())
+    assert pngs[0] == pngs[1]
+    # an explicit --ref applies to the picture too: dB re 1 shows the 6 dB difference
+    for folder in ("full", "half"):
+        assert cli("mel", tmp_path / folder / "v.wav", "-o", tmp_path / folder / "abs.png", "--ref", "1")[0] == 0
+    assert (tmp_path / "full" / "abs.png").read_bytes() != (tmp_path / "half" / "abs.png").read_bytes()

@@ -178,7 +178,8 @@ def test_sidecar_durations_in_samples_and_fields(cli, tone, tmp_path):
         assert key in meta, key
     assert (meta["sr"], meta["win_length"], meta["hop_length"], meta["n_fft"]) == (16000, 400, 160, 400)
     assert (meta["window"], meta["periodic"], meta["center"], meta["dtype"]) == ("hann", True, False, "float32")
-    assert (meta["scale"], meta["ref"], meta["top_db"]) == ("db", "max", 80.0)
+    # .npy default: absolute dB (re 1, no clip), comparable across files
+    assert (meta["scale"], meta["ref"], meta["ref_db"], meta["top_db"]) == ("db", 1.0, 0.0, None)
     assert meta["audiokit_version"] == audiokit.__version__
     # frame m covers [160 m, 160 m + 400): its centre is at (160 m + 200) / 16000 s
     assert meta["frame_time_s"]["first"] == pytest.approx(200 / SR)
@@ -426,7 +427,7 @@ def test_dc_puts_its_energy_in_bin_0(cli, tmp_path):
 def test_full_scale_square_has_odd_harmonics_at_their_sampled_levels(cli, tmp_path):
     src = write(tmp_path / "square.wav", generate("square:1k:1.0", n_samples=SR, sr=SR))
     npy = tmp_path / "d.npy"
-    code, _, err = cli("spectrogram", src, "--npy", npy, "--win", "400", "--hop", "160")
+    code, _, err = cli("spectrogram", src, "--npy", npy, "--win", "400", "--hop", "160", "--ref", "max", "--top-db", "80")
     assert (code, err) == (0, "")  # |x| = 1 exactly: full scale, no warning
     D = np.load(npy)
     # period 16 samples, 8 up / 8 down: harmonic k has amplitude ~ 1/sin(pi k/16) for odd k, 0 for even k.
