@@ -567,6 +567,8 @@ class _FeatureJob:
         if o.is_kaldi:
             what = f"Kaldi {'fbank' if o.kind == 'mel' else 'MFCC'} ({self.dim})"
         title = f"{name} — {what}, sr {sr} Hz, win {win}, hop {hop}" + (f", compat {o.compat}" if o.compat else "")
+        if o.timefreq.channel is not None:
+            title += f", channel {o.timefreq.channel}"
         label = "coefficient" if o.kind == "mfcc" else ("ln energy" if o.is_kaldi else f"log-mel ({self.log})")
         kwargs: dict[str, Any] = dict(
             t_start=t0,

@@ -134,6 +134,7 @@ def draw_timefreq(
         f"{name} — {options.kind}, sr {plan.sr} Hz, win {plan.win_length} ({1000 * plan.win_length / plan.sr:g} ms), "
         f"hop {plan.hop_length} ({1000 * plan.hop_length / plan.sr:g} ms), n_fft {plan.n_fft}, {plan.window_spec}"
         + (", centred" if plan.center else "")
+        + (f", channel {options.channel}" if options.channel is not None else "")
         + (f", channels 0-{len(poolers) - 1} of {total}" if len(poolers) < total else "")
     )
     ref_label = "dB re max" if ref == "max" else f"dB re {ref:g}"

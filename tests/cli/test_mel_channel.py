@@ -11,7 +11,7 @@ import pytest
 
 from audiokit.dsp.generate import generate
 
-from .helpers import SR, samples, sidecar, write
+from .helpers import SR, png_size, samples, sidecar, write
 
 #: Six channels of different noise, 0.5 s, PCM_16 (so the extracted channel's file holds the same codes).
 CHANNELS = 6
@@ -58,6 +58,16 @@ def test_channel_3_equals_the_file_of_channel_3(cli, six, tmp_path, command, ext
     assert cli(command, multi, "--npy", everything, *extra)[0] == 0
     assert np.load(everything).shape[0] == CHANNELS
     np.testing.assert_array_equal(np.load(everything)[3], np.load(one))
+
+
+@pytest.mark.parametrize("command", ["mel", "spectrogram"])
+def test_channel_draws_one_panel(cli, six, tmp_path, command):
+    multi, _ = six
+    for args, height in (([], 100 + 150 * CHANNELS), (["--channel", "3"], 600)):  # six panels grow the figure
+        png = tmp_path / f"{command}{len(args)}.png"
+        code, _, err = cli(command, multi, *args, "-o", png)
+        assert code == 0, err
+        assert png_size(png.read_bytes()) == (1200, height)
 
 
 @pytest.mark.parametrize("command", ["mel", "spectrogram", "mfcc", "spectrum"])
