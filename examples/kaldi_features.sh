@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Features a speech model was trained on, as its toolkit computes them: Kaldi fbank and MFCC (+ sliding CMVN and
 # deltas), torchaudio and librosa MFCC, all from the bundled speech example; compared with kaldi-native-fbank when
-# it is installed (pip install ".[test]").
+# it is installed (pip install ".[test]"), cells within 60 dB of the strongest apart from the quieter ones (where
+# kaldi-native-fbank's float32 arithmetic is itself that far from Kaldi's formulas: benchmarks/bench_kaldi_accuracy.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p examples/out
@@ -27,6 +28,9 @@ else:
     online = knf.OnlineFbank(opts)
     online.accept_waveform(16000, y.tolist())
     online.input_finished()
-    ref = np.stack([online.get_frame(i) for i in range(online.num_frames_ready)])
-    print(f"kaldi-native-fbank {ref.T.shape}: max |difference| {np.abs(fbank - ref.T).max():.2e} (log units)")
+    ref = np.stack([online.get_frame(i) for i in range(online.num_frames_ready)]).T
+    d = np.abs(fbank - ref)
+    loud = fbank >= fbank.max() - np.log(1e6)  # cells within 60 dB of the strongest: below, float32 rounding dominates
+    print(f"kaldi-native-fbank {ref.shape}: max |difference| {d[loud].max():.1e} log units in the {loud.mean():.0%} of cells "
+          f"within 60 dB of the strongest, {d[~loud].max():.1e} below (kaldi-native-fbank's float32 rounding)")
 PY

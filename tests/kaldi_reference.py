@@ -194,6 +194,19 @@ def mfcc_split(a: np.ndarray, b: np.ndarray, ref_fbank: np.ndarray, lifter: floa
 BACKGROUNDS = ("digital silence", "white noise", "low-passed noise")
 
 
+def recorded_clip(speech: np.ndarray, rng: np.random.Generator, sr: int) -> tuple[np.ndarray, dict]:
+    """An excerpt of U(1.5, 6) s of ``speech`` (the 16 kHz recording ``examples/data/speech.wav``, float), at ``sr``
+    (resampled by soxr, quality VHQ, when ``sr`` is not 16000), and where it starts and how long it is (s)."""
+    n = int(rng.uniform(1.5, 6.0) * 16000)
+    start = int(rng.integers(0, speech.size - n))
+    clip = speech[start : start + n]
+    if sr != 16000:
+        import soxr
+
+        clip = soxr.resample(clip, 16000, sr, quality="VHQ")
+    return clip, {"speech.wav": [start / 16000, n / 16000]}
+
+
 def mix_utterance(
     clips: list[np.ndarray], sr: int, rng: np.random.Generator, *, duration: float, pcm16: bool
 ) -> tuple[np.ndarray, dict]:

@@ -249,6 +249,92 @@ def test_float32_path_close_to_float64():
 
 
 # --------------------------------------------------------------------------------------------
+# The README's accuracy figures, on a small corpus made as benchmarks/bench_kaldi_accuracy.py's
+# --------------------------------------------------------------------------------------------
+#: The README's figures are measured by benchmarks/bench_kaldi_accuracy.py (500 utterances, 70 min of audio); each
+#: bound below is that run's worst utterance with a margin, where the dtype puts it.  "Loud": cells within 60 dB of
+#: the utterance's strongest cell (MFCC: frames whose 23 bands all are).
+#: kaldi-native-fbank in loud cells: its float32 rounding, worst 1.1e-4 log units (relative power error: about
+#: 1000 float32 ulps after a 512-point FFT and a band sum); MFCC c0 1.9e-5 (a float32 energy sum), c1..c12 with the
+#: lifter divided out 5.0e-5 (the DCT of that log-mel noise).
+LOUD_FBANK_VS_KNF, LOUD_C0_VS_KNF, LOUD_CEPS_VS_KNF = 2e-4, 5e-5, 1e-4
+#: audiokit (float64) against the float64 reference (the same formulas through another FFT): loud cells worst 1.5e-13
+#: (fbank), 2.0e-14 (c0), 5.7e-14 (c1.. / lifter): float64 rounding; all cells 3.1e-10 / 5.3e-12 / 9.2e-11, the
+#: FFTs' rounding, relative to a frame's peak, in cells up to 43 nats (187 dB) below it.
+LOUD_VS_REFERENCE, ALL_VS_REFERENCE = 1e-12, 1e-8
+
+
+@pytest.fixture(scope="module")
+def small_corpus():
+    """12 utterances of 2-5 s from the recorded speech example, mixed by the benchmark's recipe: 16 / 22.05 kHz,
+    int16 / float32, pauses, backgrounds down to -120 dBFS, DC offsets (:func:`kaldi_reference.mix_utterance`)."""
+    from kaldi_reference import mix_utterance, recorded_clip
+
+    rec = speech(16000).astype(np.float64)
+    out = []
+    for i in range(12):
+        rng = np.random.default_rng([2024, i])
+        sr = (16000, 22050)[i % 2]
+        clips = [recorded_clip(rec, rng, sr)[0] for _ in range(2)]
+        x, info = mix_utterance(clips, sr, rng, duration=float(rng.uniform(2.0, 5.0)), pcm16=i % 4 < 2)
+        out.append((x, sr, info))
+    kinds = {(info["pcm16"], info["dc_lsb"] != 0.0, info["background"]) for _, _, info in out}
+    assert (False, True) in {k[:2] for k in kinds} and (True, True) in {k[:2] for k in kinds}  # float and int16 with DC
+    assert {k[2] for k in kinds} == {"digital silence", "white noise", "low-passed noise"}
+    return out
+
+
+@pytest.fixture(scope="module")
+def corpus_features(small_corpus):
+    """Per utterance: (float64 reference, kaldi-native-fbank, audiokit) for fbank and for MFCC."""
+    rows = []
+    for x, sr, _ in small_corpus:
+        fb = (naive_kaldi(x, FbankOptions(samp_freq=sr)), None, kaldi_fbank(x, sr=sr))
+        mf = (naive_kaldi(x, MfccOptions(samp_freq=sr)), None, kaldi_mfcc(x, sr=sr))
+        if knf is not None:
+            fb = (fb[0], knf_features(x, sr, False), fb[2])
+            mf = (mf[0], knf_features(x, sr, True), mf[2])
+        rows.append((fb, mf))
+    return rows
+
+
+def test_readme_figure_float64_reference(corpus_features):
+    """audiokit (float64) against the float64 reference: equal frame counts, the bounds above in loud and in all
+    cells and frames; stored as float32 (the .npy of mel --compat kaldi), within half a float32 ulp of |value| < 64.
+    With the loud-cell bounds against kaldi-native-fbank (next test) this backs the README: below 60 dB, what
+    separates audiokit from kaldi-native-fbank is kaldi-native-fbank's own distance from the reference."""
+    from kaldi_reference import loud_cells, mfcc_split, worst_split
+
+    quiet = 0
+    for (ref, _, ours), (mref, _, mours) in corpus_features:
+        assert ours.shape == ref.shape and mours.shape == mref.shape
+        fb, mf = worst_split(ours, ref, ref), mfcc_split(mours, mref, ref)
+        assert fb["loud"] <= LOUD_VS_REFERENCE and np.max(np.abs(ours - ref)) <= ALL_VS_REFERENCE
+        for coef in ("c0", "ceps"):
+            if not np.isnan(mf[f"/{coef}/loud"]):
+                assert mf[f"/{coef}/loud"] <= LOUD_VS_REFERENCE
+            assert np.nanmax([mf[f"/{coef}/loud"], mf[f"/{coef}/quiet"]]) <= ALL_VS_REFERENCE
+        assert np.max(np.abs(ours.astype(np.float32) - ref)) <= 2.0**-19 + ALL_VS_REFERENCE
+        quiet += int((~loud_cells(ref)).sum())
+    assert quiet > 1000  # the corpus has near-silent cells (pauses, noise floors, DC-offset silence)
+
+
+@needs_knf
+def test_readme_figure_kaldi_native_fbank_loud_cells(corpus_features):
+    """Against kaldi-native-fbank: equal frame counts; loud cells (within 60 dB of the utterance's strongest) and the
+    MFCC frames whose bands are all loud within the bounds above."""
+    from kaldi_reference import mfcc_split, worst_split
+
+    for (ref, theirs, ours), (_, mtheirs, mours) in corpus_features:
+        assert theirs.shape == ours.shape and mtheirs.shape == mours.shape
+        split = worst_split(ours, theirs, ref)
+        assert split["loud"] <= LOUD_FBANK_VS_KNF
+        m = mfcc_split(mours, mtheirs, ref)
+        if not np.isnan(m["/c0/loud"]):
+            assert m["/c0/loud"] <= LOUD_C0_VS_KNF and m["/ceps/loud"] <= LOUD_CEPS_VS_KNF
+
+
+# --------------------------------------------------------------------------------------------
 # Tables
 # --------------------------------------------------------------------------------------------
 @needs_knf
