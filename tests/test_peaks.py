@@ -1,19 +1,28 @@
 """Tests of audiokit.dsp.peaks: interpolated peaks (kernel fit, quadratic-log, plain bins), the
-model subtraction of stronger tones, thresholds, and the steps of find_peaks."""
+model subtraction of stronger tones, thresholds, and the steps of find_peaks; on recorded speech
+and synthetic music, the properties that hold whatever the spectrum: k peaks are the first k of
+k + 1, the minimum separation, and the scalloping bound on amplitudes."""
 
 from __future__ import annotations
 
+import itertools
 import math
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+import soundfile as sf
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audiokit.dsp.dft import spectrum
 from audiokit.dsp.generate import generate
-from audiokit.dsp.peaks import Peak, _local_maxima, _strongest_first, find_peaks
+from audiokit.dsp.peaks import INTERPOLATIONS, Peak, _Kernel, _local_maxima, _strongest_first, find_peaks
+from audiokit.dsp.windows import WINDOWS, enbw, get_window
 from audiokit.errors import ParameterError
+
+SPEECH = Path(__file__).resolve().parents[1] / "examples" / "data" / "speech.wav"
 
 EPS = np.finfo(np.float64).eps
 COSINE_SUM = ["rectangular", "hann", "hamming", "blackman", "blackmanharris", "nuttall", "flattop"]
@@ -235,11 +244,132 @@ def test_local_maxima_against_a_mirror_extended_naive_scan(rng, n_fft):
     assert _local_maxima(mag, n_fft).tolist() == sorted(naive)
 
 
-def test_strongest_first_is_a_stable_descending_sort(rng):
-    # More candidates than the first partial sort holds (32·k + 64), with ties.
+@pytest.mark.parametrize("k", [1, 2, 7, 40])
+def test_strongest_first_is_a_stable_descending_sort(rng, k):
+    # More candidates than the first partial sort holds (32·k + 64), with ties straddling its cut:
+    # the order, ties in bin order, must not depend on k (the size of the first batch).
     amplitude = np.round(rng.random(5000), 2)
     candidates = np.flatnonzero(amplitude > 0.1)
-    order = list(_strongest_first(candidates, amplitude, 1))
+    order = list(_strongest_first(candidates, amplitude, k))
     expected = candidates[np.argsort(-amplitude[candidates], kind="stable")]
-    assert [amplitude[c] for c in order] == [amplitude[c] for c in expected]
-    assert sorted(order) == candidates.tolist()
+    assert order == expected.tolist()
+
+
+# --------------------------------------------------------------------------- recorded and dense spectra
+
+
+def scalloping_bound(window: np.ndarray, n_fft: int) -> float:
+    """Naive reference: max over 0 <= δ <= 1/2 bin of |W(0)| / |W(δ)|, W the window's DTFT summed directly."""
+    delta = np.linspace(0.0, 0.5, 501)
+    dtft = np.abs(np.exp(-2j * np.pi * np.outer(delta, np.arange(window.size)) / n_fft) @ window)
+    return float(dtft[0] / dtft.min())
+
+
+def half_width(spec) -> int:
+    """The searched half width (bins of n_fft) of find_peaks' docstring: about one main-lobe half width."""
+    lobe = max(1, round(enbw(spec.window) - 0.5))
+    return max(1, round(lobe * spec.n_fft / spec.n))
+
+
+def check_peak_properties(spec, peaks: list[Peak], min_sep: float | None) -> None:
+    """Pairwise separation and the scalloping bound (per peak: the largest bin within the half width)."""
+    sep = enbw(spec.window) * spec.sr / spec.n if min_sep is None else min_sep
+    for p, q in itertools.combinations(peaks, 2):
+        assert abs(p.freq_hz - q.freq_hz) >= sep, (p, q)
+    bound = scalloping_bound(spec.window, spec.n_fft) * (1 + 1e-8)
+    amp, h = spec.amplitude, half_width(spec)
+    mirrored = np.concatenate([amp[1 : h + 1][::-1], amp, amp[-h - 1 : -1][::-1]])  # |X| is even around DC/Nyquist
+    for p in peaks:
+        k = round(p.bin)
+        assert p.amplitude <= bound * mirrored[k : k + 2 * h + 1].max(), p
+        assert p.amplitude <= bound * amp.max(), p
+        assert p.method in INTERPOLATIONS
+
+
+def music(sr: int = 48000, dur: float = 1.0, seed: int = 7) -> np.ndarray:
+    """A 'recording' of a chord: four harmonic notes with vibrato and decay, and noise."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(sr * dur)) / sr
+    x = 0.003 * rng.standard_normal(t.size)
+    for f0, a in ((220.0, 0.3), (277.18, 0.2), (329.63, 0.2), (440.0, 0.1)):
+        phase = 2 * np.pi * np.cumsum(f0 * (1 + 0.006 * np.sin(2 * np.pi * 5.5 * t + rng.uniform(0, 6)))) / sr
+        for h in range(1, 9):
+            x += a / h**1.2 * np.sin(h * phase + rng.uniform(0, 6)) * np.exp(-t * rng.uniform(0.5, 2))
+    return x
+
+
+@cache
+def recording(name: str) -> tuple[np.ndarray, int]:
+    if name == "speech":
+        x, sr = sf.read(SPEECH, dtype="float64")  # real speech, 16 kHz
+        return x, sr
+    return music(), 48000
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(["speech", "music"]),
+    start=st.floats(0.0, 0.9),
+    dur=st.floats(0.05, 0.5),
+    window=st.sampled_from([*WINDOWS, "kaiser:4"]),
+    periodic=st.booleans(),
+    pad=st.sampled_from([1, 2]),
+    min_sep=st.sampled_from([None, 0.0, 5.0, 20.0]),
+    k=st.integers(1, 8),
+)
+def test_peaks_on_recorded_segments(name, start, dur, window, periodic, pad, min_sep, k):
+    # The three properties on dense, real spectra: k peaks are the first k of k + 1 (values and
+    # order), reported frequencies are min_sep apart, no amplitude beyond the scalloping bound.
+    x, sr = recording(name)
+    first = int(start * (x.size - 0.5 * sr))
+    seg = x[first : first + int(dur * sr)]
+    spec = spectrum(seg, sr=sr, window=window, periodic=periodic, n_fft=pad * seg.size)
+    fewer, more = (find_peaks(spec, k=n, min_separation_hz=min_sep) for n in (k, k + 1))
+    assert fewer == more[:k]
+    check_peak_properties(spec, more, min_sep)
+
+
+@pytest.mark.parametrize("window", ["hann", "flattop", "rectangular"])
+def test_speech_peaks_do_not_move_with_k(window):
+    # The report of issue 17 on a recorded voice: --peaks 1 / 2 / 5 gave different strongest peaks,
+    # pairs 0.8 Hz apart under --min-sep 5 and amplitudes 3 dB above any bin.
+    x, sr = recording("speech")
+    spec = spectrum(x[sr : 3 * sr], sr=sr, window=window)
+    runs = {k: find_peaks(spec, k=k, min_separation_hz=5.0) for k in (1, 2, 5, 6)}
+    for k in (1, 2, 5):
+        assert runs[k] == runs[6][:k]
+    check_peak_properties(spec, runs[6], 5.0)
+
+
+def test_an_implausible_kernel_fit_falls_back():
+    # A tone with vibrato (±6 Hz at 2 Hz) is no single sinusoid: the kernel fit of its strongest
+    # lobe reads 1.7 dB above the largest bin, beyond Hann's 1.42 dB scalloping bound.
+    sr = n = 1000
+    t = np.arange(n) / sr
+    spec = spectrum(np.cos(2 * np.pi * 100 * t + 3 * np.sin(2 * np.pi * 2 * t)), sr=sr)
+    peaks = find_peaks(spec, k=3)
+    assert peaks[0].method == "quadratic-log"
+    assert abs(peaks[0].freq_hz - np.argmax(spec.amplitude)) <= 0.5
+    check_peak_properties(spec, peaks, None)
+    # a plain tone keeps the exact fit
+    (p,) = find_peaks(spectrum(np.cos(2 * np.pi * 100.3 * t), sr=sr), k=3)
+    assert p.method == "kernel" and p.amplitude == pytest.approx(1.0, rel=FIT_TOL)
+
+
+@pytest.mark.parametrize("window", [*WINDOWS, "kaiser:8.6"])
+@pytest.mark.parametrize("periodic", [True, False])
+@pytest.mark.parametrize("pad", [1, 3])
+def test_scalloping_gain_from_the_window(window, periodic, pad):
+    name, _, beta = window.partition(":")
+    w = get_window(name, 400, periodic=periodic, beta=float(beta) if beta else None)
+    gain = _Kernel(w, pad * 400).scalloping_gain()
+    assert 1 / gain == pytest.approx(scalloping_bound(w, pad * 400), rel=1e-9)
+
+
+def test_scalloping_losses_of_known_windows():
+    loss = {
+        name: -20 * math.log10(_Kernel(get_window(name, 4096), 4096).scalloping_gain()) for name in WINDOWS if name != "kaiser"
+    }
+    assert loss["hann"] == pytest.approx(1.42, abs=0.005)
+    assert loss["rectangular"] == pytest.approx(3.92, abs=0.005)
+    assert loss["flattop"] < 0.02

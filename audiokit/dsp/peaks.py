@@ -28,18 +28,28 @@ Stronger tones are subtracted (with their fitted model) before weaker ones are
 fitted and tested, so sidelobes of a tone are not reported as peaks, and tones
 a few bins apart are each measured without the other's leakage.
 
+Real recordings are not sums of steady tones: the kernel fit of a partial that
+glides, or of two close ones, can move it far from its bin or inflate its
+amplitude beyond what the window's scalloping allows.  Such an estimate is
+implausible and falls back to quadratic-log interpolation, or to the bin
+itself (:meth:`_ToneFitter.plausible`); the order and the choice of peaks come
+from the raw spectrum, so ``k`` peaks are always the first ``k`` of ``k + 1``.
+
 Steps of :func:`find_peaks`
 ---------------------------
 1. :func:`_check_arguments`; the amplitude floor from ``threshold_db``.
 2. :func:`_local_maxima` of ``|X|`` above the floor are the candidates,
-   visited strongest first by :func:`_strongest_first`.
-3. :func:`_select_tones`: a candidate is kept when the residual (spectrum minus
-   the tones kept so far, :meth:`_ToneFitter.residual`) still peaks there
-   (:func:`_residual_peak`); it is then fitted on that residual
-   (:meth:`_ToneFitter.fit`: :func:`_fit_kernel` or :func:`_fit_simple`).
-4. :func:`_refit`: every tone again with all the others subtracted, until the
-   estimates settle.
-5. :func:`_peak_from` turns each fitted tone into a :class:`Peak`.
+   visited strongest first (raw amplitude, ties in bin order) by
+   :func:`_strongest_first`.
+3. :class:`_Selection`: a candidate is picked when the residual (spectrum minus
+   the tones picked so far, :meth:`_ToneFitter.residual`) still peaks there
+   (:func:`_residual_peak`) and an estimate on that residual is plausible
+   (:meth:`_ToneFitter.best`: :func:`_fit_kernel`, :func:`_quadratic_log`
+   or the bin, whichever plausible comes first).
+4. :class:`_Refit`: every pick again with the stronger picks and the next
+   ``_REFIT_BAND`` weaker ones subtracted, ``_REFIT_PASSES`` times.
+5. :func:`_report` keeps the refitted picks ``min_separation_hz`` apart, in
+   order, up to ``k``; :func:`_peak_from` turns each into a :class:`Peak`.
 """
 
 from __future__ import annotations
@@ -62,13 +72,23 @@ __all__ = ["INTERPOLATIONS", "Interpolation", "Peak", "find_peaks"]
 
 Interpolation = Literal["kernel", "quadratic-log", "none"]
 INTERPOLATIONS: tuple[str, ...] = ("kernel", "quadratic-log", "none")
+#: The estimates in the order they are tried, as (interpolation reported, estimate): an implausible estimate
+#: falls back to the next.  "peak-bin" is quadratic-log's frequency with ``a`` read from the peak bin alone.
+_ESTIMATES: tuple[tuple[str, str], ...] = (
+    ("kernel", "kernel"),
+    ("quadratic-log", "quadratic-log"),
+    ("quadratic-log", "peak-bin"),
+    ("none", "none"),
+)
 
 # --------------------------------------------------------------------------- tuning constants
 # Units: "bin" is a bin of n_fft (sr/n_fft Hz); "bin of sr/N" is a bin of the unpadded signal.
 
-#: Most passes of the joint refit (each pass refits every peak with all the others subtracted).
-_MAX_REFIT_PASSES = 6
-#: The refit stops once no peak moved by more than this (bins, and relative amplitude change).
+#: Passes of the refit (each refits every tone with its stronger and next weaker tones subtracted).
+_REFIT_PASSES = 2
+#: Weaker tones (the next ones in the order of selection) subtracted when a tone is refitted.
+_REFIT_BAND = 2
+#: A tone whose refit moved by less than this (bins, and relative amplitude change) is settled: later passes keep it.
 _REFIT_TOL = 1e-12
 #: Denominator guard of the relative amplitude change (full-scale units): avoids 0/0.
 _TINY_AMPLITUDE = 1e-300
@@ -104,6 +124,12 @@ _SYMMETRY_TOL = 1e-12
 _COSINE_SUM_TOL = 1e-24
 #: Elements (points × window samples) per temporary of the kernel's direct summation (8 MiB of float64).
 _DIRECT_SUM_BLOCK = 1 << 20
+#: Points over 0..1/2 bin on which the window's scalloping gain is evaluated (its minimum is the bound's).
+_SCALLOP_POINTS = 33
+#: Relative slack of the amplitude bound (rounding of the fit and of |X|).
+_BOUND_TOL = 1e-9
+#: An estimate explains its bins exactly when the residual norm is <= this fraction of theirs (rounding, not noise).
+_EXACT_FIT = 1e-6
 
 
 # --------------------------------------------------------------------------- window kernel
@@ -177,6 +203,16 @@ class _Kernel:
             out += (np.cos(phase) * self.w[idx]).sum(axis=-1) - 1j * (np.sin(phase) * self.w[idx]).sum(axis=-1)
         return out.reshape(u.shape)
 
+    def scalloping_gain(self) -> float:
+        """Worst scalloping: the smallest ``|W(δ)| / |W(0)|`` over ``0 <= δ <= 1/2`` bin of ``n_fft``.
+
+        A lone tone's largest bin reads at least this fraction of its amplitude
+        (periodic Hann without padding: ``8/(3π)`` = 0.8488 for large N, i.e. 1.42 dB;
+        rectangular 3.92 dB; flat-top 0.01 dB; less with zero padding).
+        """
+        values = np.abs(self(np.linspace(0.0, 0.5, _SCALLOP_POINTS)))
+        return float(np.min(values) / values[0])
+
 
 # --------------------------------------------------------------------------- peaks and tones
 
@@ -200,6 +236,10 @@ class Peak:
         Fractional bin position ``κ`` (units of ``sr/n_fft``).
     phase : float
         Cosine phase in radians at the segment's first sample, in (-π, π].
+    method : {"kernel", "quadratic-log", "none"}
+        The estimate reported: the requested interpolation, or a fallback after
+        it in :data:`INTERPOLATIONS` when its estimate was implausible
+        (``"none"``: the bin itself, amplitude and phase of the raw ``X[k]``).
     """
 
     freq_hz: float
@@ -207,6 +247,7 @@ class Peak:
     dbfs: float
     bin: float
     phase: float
+    method: str = "kernel"
 
 
 class _Observed:
@@ -251,8 +292,7 @@ def _canonical(tone: _Tone, n_fft: int) -> _Tone:
 
 def _lsq(y: np.ndarray, bins: np.ndarray, kappa: float, kernel: _Kernel) -> tuple[float, complex]:
     """Best ``a`` for a tone at ``kappa`` and the squared residual norm."""
-    wp = kernel(bins - kappa)
-    wm = kernel(bins + kappa)
+    wp, wm = kernel(np.stack([bins - kappa, bins + kappa]))  # one call: its overhead dominates 3-bin evaluations
     s, d = wp + wm, wp - wm
     # y = p·(Wp + Wm) + i·q·(Wp - Wm) with a = p + iq: linear in (p, q).
     A = np.empty((2 * bins.size, 2))
@@ -271,6 +311,22 @@ def _cost(delta: float, y: np.ndarray, bins: np.ndarray, k0: int, kernel: _Kerne
     return _lsq(y, bins, k0 + delta, kernel)[0]
 
 
+def _grid_costs(deltas: np.ndarray, y: np.ndarray, bins: np.ndarray, k0: int, kernel: _Kernel) -> np.ndarray:
+    """:func:`_cost` at every offset of ``deltas`` (shape (G,)) in one vectorised evaluation, shape (G,)."""
+    kappa = (k0 + deltas)[:, None]
+    wp, wm = kernel(bins[None, :] - kappa), kernel(bins[None, :] + kappa)
+    s, d = wp + wm, wp - wm
+    nb = bins.size
+    A = np.empty((deltas.size, 2 * nb, 2))
+    A[:, :nb, 0], A[:, nb:, 0] = s.real, s.imag
+    A[:, :nb, 1], A[:, nb:, 1] = -d.imag, d.real
+    rhs = np.concatenate([y.real, y.imag])
+    # the pseudo-inverse with lstsq's cut-off: the same minimum-norm solutions as :func:`_lsq`
+    sol = np.linalg.pinv(A, rcond=_LSQ_RCOND) @ rhs
+    r = rhs - np.einsum("gij,gj->gi", A, sol)
+    return np.einsum("gi,gi->g", r, r)
+
+
 def _fit_kernel(y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_grid: int, kernel: _Kernel) -> _Tone:
     """Least-squares fit of one real tone to the observed bins.
 
@@ -281,7 +337,7 @@ def _fit_kernel(y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_g
     """
     args = (y, bins, k0, kernel)
     grid = np.linspace(-half_width, half_width, n_grid)
-    costs = np.array([_cost(d, *args) for d in grid])
+    costs = _grid_costs(grid, *args)
     best_delta, best_cost = float(grid[int(np.argmin(costs))]), float(np.min(costs))
     for i in range(n_grid):
         left = costs[i - 1] if i > 0 else np.inf
@@ -315,27 +371,44 @@ def _fit_kernel(y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_g
     return _Tone(kappa, a)
 
 
-def _fit_simple(y3: np.ndarray, k0: int, kernel: _Kernel, interpolation: str) -> _Tone:
-    """``quadratic-log`` (parabola through log |X| at k0-1, k0, k0+1) or ``none`` (the bin itself).
+def _quadratic_log(y3: np.ndarray, k0: int, kernel: _Kernel, *, lobe: bool = True) -> _Tone:
+    """Parabola through ``log |y|`` at k0-1, k0, k0+1 (Gaussian interpolation), vertex clipped to ±1/2 bin.
 
     The frequency comes from the interpolation alone; ``a`` is then the
     least-squares value at that frequency (scalloping loss, window phase and
-    mirror term accounted for).
+    mirror term accounted for) over the three bins, or, with ``lobe=False``,
+    the value that explains the peak bin ``k0`` alone (its two real equations
+    fix ``a``; within 1/2 bin its amplitude is at most the bin's over the
+    worst scalloping gain, away from DC and Nyquist).
     """
     delta = 0.0
-    if interpolation == "quadratic-log":
-        tiny = np.finfo(np.float64).tiny
-        lm, l0, lp = np.log(np.maximum(np.abs(y3), tiny))
-        den = lm - 2.0 * l0 + lp
-        if den < 0:
-            delta = float(np.clip(0.5 * (lm - lp) / den, -0.5, 0.5))  # the vertex, within half a bin
+    tiny = np.finfo(np.float64).tiny
+    lm, l0, lp = np.log(np.maximum(np.abs(y3), tiny))
+    den = lm - 2.0 * l0 + lp
+    if den < 0:
+        delta = float(np.clip(0.5 * (lm - lp) / den, -0.5, 0.5))  # the vertex, within half a bin
     bins = k0 + np.arange(-1, 2)
-    _, a = _lsq(y3, bins, k0 + delta, kernel)
+    _, a = _lsq(y3, bins, k0 + delta, kernel) if lobe else _lsq(y3[1:2], bins[1:2], k0 + delta, kernel)
     return _Tone(k0 + delta, a)
 
 
+def _amplitude(tone: _Tone, n_fft: int) -> float:
+    """The amplitude of a canonical tone (at DC and Nyquist only ``A·cos φ``, the real part, is observable)."""
+    edge = tone.kappa == 0.0 or tone.kappa == n_fft / 2
+    return float(abs(2.0 * tone.a.real) if edge else 2.0 * abs(tone.a))
+
+
+@dataclass(frozen=True)
+class _Pick:
+    """A tone of the selection: the bin where its residual peaked when it was picked, and how it was estimated."""
+
+    k_peak: int
+    tone: _Tone
+    method: str
+
+
 class _ToneFitter:
-    """What every fit on one spectrum shares: observed bins, window kernel, search range.
+    """What every estimate on one spectrum shares: observed bins, window kernel, search range, plausibility bound.
 
     Parameters
     ----------
@@ -344,16 +417,23 @@ class _ToneFitter:
     scale : np.ndarray, shape (n_bins,)
         ``|X| -> amplitude`` factor of each one-sided bin, ``c_k / sum(w)``.
     interpolation : {"kernel", "quadratic-log", "none"}
-        How :meth:`fit` estimates a tone.
+        The estimate tried first; the ones after it in ``_ESTIMATES`` are its
+        fallbacks (:meth:`best`).
+    min_separation_hz : float
+        Two tones closer than this are one tone estimated twice (Hz).
     """
 
-    def __init__(self, spec: Spectrum, scale: np.ndarray, interpolation: str):
+    def __init__(self, spec: Spectrum, scale: np.ndarray, interpolation: str, min_separation_hz: float):
         self.n_fft = spec.n_fft
         self.sr = spec.sr
         self.scale = scale
-        self.interpolation = interpolation
+        self.window_sum = spec.window_sum
+        self.estimates = [e for e in _ESTIMATES if INTERPOLATIONS.index(e[0]) >= INTERPOLATIONS.index(interpolation)]
+        self.min_sep_bins = min_separation_hz * spec.n_fft / spec.sr
         self.kernel = _Kernel(spec.window, spec.n_fft)
         self.observed = _Observed(spec.X, spec.n_fft)
+        #: Largest amplitude / largest bin amplitude of a lone tone: 1 / the worst scalloping gain.
+        self.bound = 1.0 / self.kernel.scalloping_gain()
         # Observed bins k0 ± half: about one main-lobe half width (1 bin of sr/N for
         # Hann, 3 for flat-top), in bins of n_fft; the fit searches the same range
         # on a grid of 1/_GRID_PER_BIN bin of sr/N.
@@ -363,33 +443,95 @@ class _ToneFitter:
         self.n_grid = 2 * _GRID_PER_BIN * lobe + 1
         self.offsets = np.arange(-self.half, self.half + 1)
 
+    def canonical_bin(self, k: int) -> int:
+        """The one-sided bin (0..n_fft/2) of any integer bin."""
+        k = int(np.mod(k, self.n_fft))
+        return min(k, self.n_fft - k)
+
     def amp_scale(self, bins: np.ndarray) -> np.ndarray:
         """Amplitude scale of arbitrary (possibly mirrored) integer bins."""
         kk = np.mod(bins, self.n_fft)
         kk = np.where(kk > self.n_fft // 2, self.n_fft - kk, kk)
         return self.scale[kk]
 
-    def residual(self, bins: np.ndarray, tones: list[_Tone], skip: int | None = None) -> np.ndarray:
-        """The observed spectrum at ``bins`` minus the model of every tone but ``tones[skip]``."""
+    def residual(self, bins: np.ndarray, tones: list[_Tone]) -> np.ndarray:
+        """The observed spectrum at ``bins`` minus the model of every tone in ``tones``."""
         y = self.observed(bins)
-        for j, tone in enumerate(tones):
-            if j != skip:
-                y = y - tone.model(self.kernel, bins)
+        for tone in tones:
+            y = y - tone.model(self.kernel, bins)
         return y
 
-    def fit(self, k0: int, tones: list[_Tone], skip: int | None = None) -> _Tone:
-        """Fit one tone near bin ``k0`` on the residual of ``tones`` (all but ``tones[skip]``)."""
-        if self.interpolation == "kernel":
-            for _ in range(_MAX_RECENTRE):
-                bins = k0 + self.offsets
-                tone = _fit_kernel(self.residual(bins, tones, skip), bins, k0, float(self.half), self.n_grid, self.kernel)
-                if abs(tone.kappa - k0) < self.half * (1.0 - _EDGE_MARGIN):
-                    break
-                # The best fit is on the edge of the searched range: the maximum of
-                # |X| was displaced (interference with the mirror or a neighbour).
-                k0 = int(round(tone.kappa))
-            return tone
-        return _fit_simple(self.residual(k0 + np.arange(-1, 2), tones, skip), k0, self.kernel, self.interpolation)
+    def _kernel_fit(self, k0: int, tones: list[_Tone]) -> _Tone:
+        """The exact-transform fit near bin ``k0`` on the residual of ``tones``, re-centred when on its edge."""
+        for _ in range(_MAX_RECENTRE):
+            bins = k0 + self.offsets
+            tone = _fit_kernel(self.residual(bins, tones), bins, k0, float(self.half), self.n_grid, self.kernel)
+            if abs(tone.kappa - k0) < self.half * (1.0 - _EDGE_MARGIN):
+                break
+            # The best fit is on the edge of the searched range: the maximum of
+            # |X| was displaced (interference with the mirror or a neighbour).
+            k0 = int(round(tone.kappa))
+        return tone
+
+    def _bin(self, k: int) -> _Tone:
+        """The bin itself: frequency ``k``, amplitude and phase of the raw ``X[k]`` (no scalloping correction)."""
+        kc = self.canonical_bin(k)
+        edge = kc == 0 or 2 * kc == self.n_fft
+        return _Tone(float(kc), complex(self.observed.X[kc]) / (2.0 * self.window_sum if edge else self.window_sum))
+
+    def estimate(self, kind: str, start: int, k_peak: int, tones: list[_Tone]) -> _Tone:
+        """One estimate (a kind of ``_ESTIMATES``) on the residual of ``tones``: the kernel fit from bin ``start``,
+        the others at ``k_peak``."""
+        if kind == "kernel":
+            return _canonical(self._kernel_fit(start, tones), self.n_fft)
+        if kind in ("quadratic-log", "peak-bin"):
+            y3 = self.residual(k_peak + np.arange(-1, 2), tones)
+            return _canonical(_quadratic_log(y3, k_peak, self.kernel, lobe=kind == "quadratic-log"), self.n_fft)
+        return self._bin(k_peak)
+
+    def plausible(self, tone: _Tone, k_peak: int, tones: list[_Tone]) -> bool:
+        """Whether an estimate stands, beside the (subtracted) ``tones``.
+
+        It must be at least the minimum separation from each of them (else it
+        collapsed onto one), and lie within the searched half width of ``k_peak``
+        with an amplitude at most :attr:`bound` times the largest raw bin
+        amplitude within that half width of it -- unless it explains its bins
+        exactly (residual <= ``_EXACT_FIT`` of theirs: a synthetic tone whose
+        mirror image or neighbour shares its bins moves their maximum and
+        defeats the bound).
+        """
+        if self.collides(tone.kappa, tones):
+            return False
+        bins = int(round(tone.kappa)) + self.offsets
+        largest = float(np.max(np.abs(self.observed(bins)) * self.amp_scale(bins)))
+        near = abs(tone.kappa - self.canonical_bin(k_peak)) <= self.half
+        if near and _amplitude(tone, self.n_fft) <= self.bound * largest * (1.0 + _BOUND_TOL):
+            return True
+        y = self.residual(bins, tones)
+        r = y - tone.model(self.kernel, bins)
+        return float(np.vdot(r, r).real) <= _EXACT_FIT**2 * float(np.vdot(y, y).real)
+
+    def reach(self, kind: str, start: int, k_peak: int) -> float:
+        """How far (bins) an estimate of ``kind`` can lie from ``k_peak``: the kernel fit searches ``start ± half``,
+        re-centred at most ``_MAX_RECENTRE - 1`` times; quadratic-log within 1/2 bin; the bin itself 0."""
+        if kind == "kernel":
+            return abs(start - k_peak) + _MAX_RECENTRE * (self.half + 0.5)
+        return 0.0 if kind == "none" else 0.5
+
+    def collides(self, kappa: float, tones: list[_Tone], margin: float = 0.0) -> bool:
+        """Whether bin ``kappa`` is closer than the minimum separation minus ``margin`` to one of ``tones``."""
+        return any(abs(kappa - other.kappa) < self.min_sep_bins - margin for other in tones)
+
+    def best(self, start: int, k_peak: int, tones: list[_Tone]) -> tuple[_Tone, str] | None:
+        """The first plausible estimate of :attr:`estimates` and its interpolation's name, or None."""
+        kc = self.canonical_bin(k_peak)
+        for method, kind in self.estimates:
+            if self.collides(kc, tones, margin=self.reach(kind, start, k_peak)):
+                continue  # every estimate of this kind would collide: skip its cost
+            tone = self.estimate(kind, start, k_peak, tones)
+            if self.plausible(tone, k_peak, tones):
+                return tone, method
+        return None
 
 
 # --------------------------------------------------------------------------- the steps of find_peaks
@@ -433,15 +575,21 @@ def _local_maxima(mag: np.ndarray, n_fft: int) -> np.ndarray:
 
 
 def _strongest_first(candidates: np.ndarray, amplitude: np.ndarray, k: int) -> Iterator[np.intp]:
-    """The candidate bins by decreasing amplitude (ties in bin order).
+    """The candidate bins (ascending) by decreasing amplitude, ties in bin order, whatever ``k``.
 
-    Partial sorts: a noisy spectrum has ~n_fft/3 local maxima, of which few are needed.
+    Partial sorts (a noisy spectrum has ~n_fft/3 local maxima, of which few are
+    needed), the first of about ``32·k`` candidates; a batch takes every
+    candidate tied with its smallest one, so the order never depends on ``k``.
     """
     batch = _FIRST_BATCH_PER_PEAK * k + _FIRST_BATCH_EXTRA
     while candidates.size:
-        m = min(batch, candidates.size)
-        part = np.argpartition(-amplitude[candidates], m - 1)[:m] if m < candidates.size else np.arange(candidates.size)
-        yield from candidates[part[np.argsort(-amplitude[candidates[part]], kind="stable")]]
+        values = amplitude[candidates]
+        if batch < values.size:
+            cut = np.partition(values, values.size - batch)[values.size - batch]  # the batch-th largest
+            part = np.flatnonzero(values >= cut)
+        else:
+            part = np.arange(values.size)
+        yield from candidates[part[np.argsort(-values[part], kind="stable")]]
         candidates = np.delete(candidates, part)
         batch *= _BATCH_GROWTH
 
@@ -465,63 +613,118 @@ def _residual_peak(fitter: _ToneFitter, k0: int, tones: list[_Tone], floor: floa
     return int(around[centre])
 
 
-def _select_tones(
-    fitter: _ToneFitter, candidates: np.ndarray, amplitude: np.ndarray, *, k: int, floor: float, min_separation_hz: float
-) -> list[_Tone]:
-    """Accept up to ``k`` tones, strongest candidate first, each fitted on the residual of those before it."""
-    n_fft, sr = fitter.n_fft, fitter.sr
-    tones: list[_Tone] = []
-    used: set[int] = set()
-    for k0 in _strongest_first(candidates, amplitude, k):
-        if len(tones) >= k:
-            break
-        k_new = _residual_peak(fitter, int(k0), tones, floor)
-        if k_new is None:
-            continue
-        k_canon = int(np.mod(k_new, n_fft))
-        k_canon = min(k_canon, n_fft - k_canon)
-        if k_canon in used:
-            continue
-        tone = _canonical(fitter.fit(k_new, tones), n_fft)
-        freq = tone.kappa * sr / n_fft
-        if any(abs(freq - t.kappa * sr / n_fft) < min_separation_hz for t in tones):
-            continue
-        used.add(k_canon)
-        tones.append(tone)
-    return tones
+class _Selection:
+    """Level 0, the greedy pass: the picks in the order of the candidates' raw bin amplitudes.
 
-
-def _refit(fitter: _ToneFitter, tones: list[_Tone]) -> None:
-    """Refit each tone (in place) with every other one subtracted, until the estimates settle.
-
-    Each pass shrinks the error left by the others' leakage; a refitted tone is
-    used at once by the following fits of the same pass.
+    A candidate is picked when the residual of the tones picked before it still
+    peaks there (:func:`_residual_peak`) and an estimate on that residual is
+    plausible (:meth:`_ToneFitter.best`); each pick depends only on the picks
+    before it, so the sequence is the same for every ``k``.
     """
-    for _ in range(_MAX_REFIT_PASSES):
-        change = 0.0
-        for j in range(len(tones)):
-            k0 = int(round(tones[j].kappa))
-            new = _canonical(fitter.fit(k0, tones, skip=j), fitter.n_fft)
-            old = tones[j]
-            change = max(change, abs(new.kappa - old.kappa), abs(new.a - old.a) / max(abs(old.a), _TINY_AMPLITUDE))
-            tones[j] = new
-        if change < _REFIT_TOL:
+
+    def __init__(self, fitter: _ToneFitter, candidates: np.ndarray, amplitude: np.ndarray, *, floor: float, k: int):
+        self.fitter = fitter
+        self.floor = floor
+        self.order = _strongest_first(candidates, amplitude, k)
+        self.picks: list[_Pick] = []
+        self.tones: list[_Tone] = []
+        self.used: set[int] = set()
+        self.exhausted = False
+
+    def extend(self, n: int) -> None:
+        """Pick until there are ``n`` picks or no candidates left."""
+        while len(self.picks) < n and not self.exhausted:
+            k0 = next(self.order, None)
+            if k0 is None:
+                self.exhausted = True
+                break
+            k_new = _residual_peak(self.fitter, int(k0), self.tones, self.floor)
+            if k_new is None or self.fitter.canonical_bin(k_new) in self.used:
+                continue
+            found = self.fitter.best(k_new, k_new, self.tones)
+            if found is None:
+                continue
+            self.used.add(self.fitter.canonical_bin(k_new))
+            self.picks.append(_Pick(k_new, *found))
+            self.tones.append(found[0])
+
+
+def _change(old: _Tone, new: _Tone) -> float:
+    """How far a refit moved a tone: bins, or relative change of ``a``, whichever is larger."""
+    return max(abs(new.kappa - old.kappa), abs(new.a - old.a) / max(abs(old.a), _TINY_AMPLITUDE))
+
+
+class _Refit:
+    """Levels 1.._REFIT_PASSES over :class:`_Selection`: each pick refitted, the others' leakage subtracted.
+
+    Pick ``i`` of level ``s`` is estimated with pick ``j < i`` of level ``s`` and
+    picks ``i < j <= i + _REFIT_BAND`` of level ``s - 1`` subtracted (a banded
+    Gauss-Seidel pass); it depends on the first ``i + s·_REFIT_BAND`` picks of
+    the selection only, never on how many peaks are asked for.  A pick that
+    settled (moved by < ``_REFIT_TOL``) is kept by later levels; a refit with
+    no plausible estimate keeps the previous level's pick.  Levels are computed
+    lazily, as far as the requested pick needs.
+    """
+
+    def __init__(self, fitter: _ToneFitter, selection: _Selection, passes: int):
+        self.fitter = fitter
+        self.selection = selection
+        self.levels: list[list[_Pick]] = [selection.picks] + [[] for _ in range(passes)]
+        self.settled: list[list[bool]] = [[] for _ in range(passes + 1)]
+
+    def pick(self, i: int) -> _Pick | None:
+        """Pick ``i`` of the last level, None when the selection has fewer picks."""
+        self._ensure(len(self.levels) - 1, i + 1)
+        top = self.levels[-1]
+        return top[i] if i < len(top) else None
+
+    def _ensure(self, s: int, n: int) -> None:
+        """Compute level ``s`` up to ``n`` picks (fewer when the selection runs out)."""
+        if s == 0:
+            self.selection.extend(n)
+            return
+        level, below = self.levels[s], self.levels[s - 1]
+        while len(level) < n:
+            i = len(level)
+            self._ensure(s - 1, i + 1)
+            if len(below) <= i:
+                return
+            prev = below[i]
+            if s > 1 and self.settled[s - 1][i]:
+                level.append(prev)
+                self.settled[s].append(True)
+                continue
+            self._ensure(s - 1, i + 1 + _REFIT_BAND)
+            context = [p.tone for p in level[:i]] + [p.tone for p in below[i + 1 : i + 1 + _REFIT_BAND]]
+            found = self.fitter.best(int(round(prev.tone.kappa)), prev.k_peak, context)
+            new = prev if found is None else _Pick(prev.k_peak, *found)
+            level.append(new)
+            self.settled[s].append(_change(prev.tone, new.tone) < _REFIT_TOL)
+
+
+def _report(refit: _Refit, k: int, min_sep_bins: float) -> list[_Pick]:
+    """The first ``k`` refitted picks at least ``min_sep_bins`` from every pick reported before them."""
+    chosen: list[_Pick] = []
+    i = 0
+    while len(chosen) < k:
+        pick = refit.pick(i)
+        if pick is None:
             break
+        if all(abs(pick.tone.kappa - c.tone.kappa) >= min_sep_bins for c in chosen):
+            chosen.append(pick)
+        i += 1
+    return chosen
 
 
-def _peak_from(tone: _Tone, spec: Spectrum, interpolation: str) -> Peak:
-    tone = _canonical(tone, spec.n_fft)
-    kappa = tone.kappa
-    edge = kappa == 0.0 or kappa == spec.n_fft / 2
-    if interpolation == "none":
-        k = int(round(kappa))
-        amplitude = float(one_sided_weights(spec.n_fft)[k] * abs(spec.X[k]) / spec.window_sum)
-        phase = float(np.angle(spec.X[k]))
-    else:
-        amplitude = float(abs(2.0 * tone.a.real) if edge else 2.0 * abs(tone.a))
-        phase = float(np.angle(tone.a.real if edge else tone.a))
+def _peak_from(pick: _Pick, spec: Spectrum) -> Peak:
+    tone = pick.tone
+    edge = tone.kappa == 0.0 or tone.kappa == spec.n_fft / 2
+    amplitude = _amplitude(tone, spec.n_fft)
+    phase = float(np.angle(tone.a.real if edge else tone.a))
     dbfs = 20.0 * math.log10(amplitude) if amplitude > 0 else -math.inf
-    return Peak(freq_hz=kappa * spec.sr / spec.n_fft, amplitude=amplitude, dbfs=dbfs, bin=kappa, phase=phase)
+    return Peak(
+        freq_hz=tone.kappa * spec.sr / spec.n_fft, amplitude=amplitude, dbfs=dbfs, bin=tone.kappa, phase=phase, method=pick.method
+    )
 
 
 def find_peaks(
@@ -546,8 +749,9 @@ def find_peaks(
         full-scale tone still shows tones 60 dB down; Hann sidelobes, at -31 dB
         and below, are removed by the model subtraction, not by the threshold).
     min_separation_hz : float >= 0, optional
-        Peaks closer than this to a stronger reported peak are dropped.
-        Default: the window's equivalent noise bandwidth, ``ENBW·sr/N`` Hz
+        Reported peaks are at least this far apart (their fitted frequencies);
+        a candidate whose estimate lands closer to a peak picked before it is
+        dropped.  Default: the window's equivalent noise bandwidth, ``ENBW·sr/N`` Hz
         (1.5 bins of ``sr/N`` for Hann): closer tones are not resolved by the
         window anyway.
     interpolation : {"kernel", "quadratic-log", "none"}
@@ -562,25 +766,49 @@ def find_peaks(
         Kaiser 8.6 0.006 / 0.003, flat-top 0.14 / 0.08, rectangular 0.17 / 0.66.
         ``"none"``: the bin's own frequency, amplitude and phase (scalloping
         loss not corrected: up to 1.42 dB for Hann, 3.92 dB rectangular,
-        0.01 dB flat-top).
+        0.01 dB flat-top).  An implausible estimate falls back to the next
+        one (kernel, quadratic-log, none; see Notes); ``Peak.method`` says
+        which was reported.
 
     Returns
     -------
     list of Peak
-        Strongest first.  Empty for a silent spectrum (with a warning).
+        In the order they were picked: by the raw amplitude of the local
+        maximum of ``|X|`` that seeded them, strongest first (usually, not
+        always, by decreasing fitted amplitude).  The first ``k`` peaks are
+        the same whatever the ``k`` asked for: ``find_peaks(spec, k=k)`` equals
+        ``find_peaks(spec, k=k + 1)[:k]``.  Empty for a silent spectrum (with a
+        warning).
 
     Notes
     -----
     Candidates are the local maxima of ``|X|`` (DC and the last bin included,
-    using the mirror symmetry), taken from the strongest down.  Before a
-    candidate is tested, the fitted models of the peaks already accepted are
-    subtracted from the spectrum; it is accepted if the residual still has a
+    using the mirror symmetry), taken from the strongest down; the order is
+    fixed by the raw spectrum, so no fit changes which peaks are picked.  Before
+    a candidate is tested, the models of the peaks already picked are
+    subtracted from the spectrum; it is picked if the residual still has a
     local maximum there whose amplitude passes ``threshold_db`` (so a tone's
-    sidelobes, explained by its model, are not reported), and is then fitted
-    on that residual.  Then every peak is refitted with all the others
-    subtracted, for a few passes until the estimates settle.  Residual bins
-    within ``100·eps`` of the largest amplitude (rounding noise) never count as
-    peaks.  The steps are listed in the module docstring.
+    sidelobes, explained by its model, are not reported) and an estimate on
+    that residual is plausible.  Then every peak is refitted with the peaks
+    picked before it and the next two after it subtracted (two passes: a
+    pick's value depends on the picks up to four after it, never on ``k``),
+    and the refitted picks are reported in order, each at least
+    ``min_separation_hz`` from those reported before it.  Residual bins within ``100·eps`` of the largest amplitude
+    (rounding noise) never count as peaks.
+
+    An estimate is plausible when it is at least ``min_separation_hz`` from
+    every peak subtracted (it did not collapse onto one) and, unless it
+    explains its bins exactly (a synthetic tone), lies within the searched half
+    width (one bin of ``sr/N`` for Hann) of the bin where its residual peaks,
+    with an amplitude at most ``1/g`` times the largest raw bin amplitude
+    within that half width: ``g``, the window's worst scalloping gain
+    ``min |W(δ)|/W(0)`` over ``δ <= 1/2`` bin, is computed from the window
+    itself (periodic Hann 0.8488, i.e. 1.42 dB; rectangular 3.92 dB; flat-top
+    0.01 dB; less with zero padding).  On recorded speech and music the kernel
+    fit of a modulated partial often exceeds that bound; the quadratic-log
+    estimate (least squares over three bins, else from the peak bin alone)
+    then stands, or the bin itself.  The steps are listed in the module
+    docstring.
     """
     k, min_separation_hz = _check_arguments(spec, k, threshold_db, min_separation_hz, interpolation)
     scale = one_sided_weights(spec.n_fft) / spec.window_sum  # |X| -> amplitude, per bin
@@ -596,13 +824,10 @@ def find_peaks(
     eps = float(np.finfo(raw_magnitude.dtype).eps)
     floor = top * max(10.0 ** (threshold_db / 20.0), _ROUNDING_FLOOR_EPS * eps)
 
-    fitter = _ToneFitter(spec, scale, interpolation)
+    fitter = _ToneFitter(spec, scale, interpolation, min_separation_hz)
     candidates = _local_maxima(magnitude, spec.n_fft)
     candidates = candidates[amplitude[candidates] >= floor]
-    tones = _select_tones(fitter, candidates, amplitude, k=k, floor=floor, min_separation_hz=min_separation_hz)
-    if interpolation != "none" and len(tones) > 1:
-        _refit(fitter, tones)
-
-    peaks = [_peak_from(t, spec, interpolation) for t in tones]
-    peaks.sort(key=lambda p: -p.amplitude)
-    return peaks
+    selection = _Selection(fitter, candidates, amplitude, floor=floor, k=k + _REFIT_PASSES * _REFIT_BAND)
+    # The bin estimate reads the raw spectrum: refitting it would change nothing.
+    refit = _Refit(fitter, selection, 0 if interpolation == "none" else _REFIT_PASSES)
+    return [_peak_from(pick, spec) for pick in _report(refit, k, fitter.min_sep_bins)]

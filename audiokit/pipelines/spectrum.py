@@ -59,6 +59,7 @@ def _peak_json(peak: Any, with_phase: bool) -> dict[str, Any]:
     }
     if with_phase:
         item["phase"] = round(peak.phase, 6)
+    item["method"] = peak.method  # the exact-transform fit, or the fallback that replaced an implausible one
     return item
 
 

@@ -209,6 +209,26 @@ def test_min_sep_drops_close_peaks(cli, tmp_path):
 def test_peaks_count(cli, three):
     assert peaks_of(report(cli, three, "--peaks", "0")) == []
     assert [round(p["freq_hz"]) for p in peaks_of(report(cli, three, "--peaks", "2"))] == [50, 120]
+    assert {p["method"] for p in peaks_of(report(cli, three))} == {"kernel"}  # tones: the exact-transform fit
+
+
+SPEECH = Path(__file__).resolve().parents[2] / "examples" / "data" / "speech.wav"
+
+
+def test_peaks_on_recorded_speech_are_stable_separated_and_bounded(cli):
+    # Issue 17: on a recorded voice `--peaks 5 --min-sep 5` returned peaks 0.8 Hz apart, and the
+    # strongest peak moved with K; on this segment it read 379.55 Hz 1.71 dB above the largest bin.
+    args = (str(SPEECH), "--start", "1s", "--dur", "2s", "--min-sep", "5")
+    runs = {k: peaks_of(report(cli, *args, "--peaks", str(k))) for k in (1, 2, 5, 6)}
+    for k in (1, 2, 5):
+        assert runs[k] == runs[6][:k]
+    freqs = [p["freq_hz"] for p in runs[6]]
+    assert min(abs(f - g) for i, f in enumerate(freqs) for g in freqs[:i]) >= 5 - 1e-6  # the JSON rounds to 1e-6 Hz
+    x, sr = sf.read(SPEECH, dtype="float64", start=16000, frames=32000)
+    w = get_window("hann", x.size, fftbins=True)
+    largest = np.max(np.abs(np.fft.rfft(w * x))) * 2 / w.sum()  # the largest bin, as the report scales amplitudes
+    assert max(p["amplitude"] for p in runs[6]) <= largest * 10 ** (1.4243 / 20)  # Hann's worst scalloping loss
+    assert {p["method"] for p in runs[6]} <= {"kernel", "quadratic-log", "none"}
 
 
 # --------------------------------------------------------------------------- --npy
