@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import math
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,10 +48,11 @@ from ..io.reader import BLOCK_SAMPLES, AudioSource
 from ..io.subtypes import resolve_subtype
 from ..io.writer import audio_container
 from .fullscale import FullScaleGuard
-from .params import InputOptions, duration_samples, finite_or_none, frequency_hz
+from .params import InputOptions, check_syntax, duration_samples, finite_or_none, frequency_hz
 from .progress import SILENT, Reporter
+from .registry import JobResult, JobSpec, SourceFacts
 
-__all__ = ["DehumOptions", "DehumResult", "dehum_file", "parse_freq"]
+__all__ = ["DEHUM_SPEC", "DehumOptions", "check_options", "DehumResult", "dehum_file", "parse_freq"]
 
 #: Decimal places of levels (dB) and frequencies (Hz) in the JSON report.
 _DB_DIGITS, _HZ_DIGITS = 3, 4
@@ -79,6 +80,7 @@ class DehumResult:
     residual: str | None
     report: dict[str, Any]
     summary: str
+    source: SourceFacts
 
 
 def parse_freq(text: str) -> float | None:
@@ -222,6 +224,13 @@ def _ranges(ks: tuple[int, ...]) -> str:
 
 def _check_options(options: DehumOptions) -> tuple[float | None, float | None]:
     """Validate the options before any work; return (nominal Hz or None, width Hz or None)."""
+    if options.method not in METHODS:
+        raise ParameterError(f"--method: unknown method {options.method!r} (allowed: {', '.join(METHODS)})")
+    if options.method != "erase":
+        for name, value in (("--width", options.width), ("--win", options.win)):
+            if value is not None:
+                raise ParameterError(f"{name} applies to --method erase only")
+    check_syntax(durations={"--win": options.win})
     nominal = parse_freq(options.freq)
     width_hz = None
     if options.width is not None:
@@ -263,12 +272,6 @@ def dehum_file(
     reporter: Reporter = SILENT,
 ) -> DehumResult:
     """Remove the hum of ``path`` into ``output`` (default ``<stem>.dehum.wav``; ``-``: stdout)."""
-    if options.method not in METHODS:
-        raise ParameterError(f"--method: unknown method {options.method!r} (allowed: {', '.join(METHODS)})")
-    if options.method != "erase":
-        for name, value in (("--width", options.width), ("--win", options.win)):
-            if value is not None:
-                raise ParameterError(f"{name} applies to --method erase only")
     nominal, width_hz = _check_options(options)
     # the derived name needs a file name: stdin without -o is refused before stdin is read
     target = output if output is not None else str(derived_output(path, "dehum", ".wav"))
@@ -342,4 +345,24 @@ def dehum_file(
         peak=guard.peak,
         levels=levels,
     )
-    return DehumResult(output=target, residual=residual, report=report, summary=summary(analysis, levels))
+    return DehumResult(
+        output=target, residual=residual, report=report, summary=summary(analysis, levels), source=SourceFacts.of(source)
+    )
+
+
+def check_options(options: DehumOptions) -> None:
+    """Rate-free checks (exit 2 before any input is read): method, frequency, width, window, threshold, subtype."""
+    _check_options(options)
+
+
+def _outputs(options: DehumOptions, stem: str, png: bool) -> dict[str, str]:
+    return {"wav": f"{stem}.dehum.wav"}
+
+
+def _run(path: str, outputs: Mapping[str, str], options: DehumOptions, inputs: InputOptions) -> JobResult:
+    result = dehum_file(path, outputs["wav"], options, inputs=inputs)
+    return JobResult(result.source, shape=(result.source.channels, result.source.n_samples))
+
+
+#: The registry's spec of ``dehum`` (:mod:`audiokit.pipelines.registry`): ``<stem>.dehum.wav`` per input.
+DEHUM_SPEC = JobSpec(name="dehum", options=DehumOptions, check=check_options, outputs=_outputs, run=_run)

@@ -42,6 +42,7 @@ from ..validate import check_int
 from .kaldi_frontend import KALDI_SAMPLE_SCALE, KaldiFrontend, kaldi_checks, kaldi_options
 from .params import InputOptions, check_channel, check_channel_of, choice
 from .progress import SILENT, Reporter
+from .registry import SourceFacts
 from .sidecar import plan_fields, provenance
 from .timefreq import TimeFreqOptions, TimeFreqResult, default_outputs, mel_bank, parse_ref, pick_channels
 
@@ -212,7 +213,7 @@ def features_file(
             check_cmap(options.timefreq.cmap)
         job = _FeatureJob(options, source, size)
         written, shape = job.run(png_path, npy_path, reporter)
-    return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape)
+    return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape, source=SourceFacts.of(source))
 
 
 class _FeatureJob:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,8 +11,9 @@ from ..io.reader import BLOCK_SAMPLES, AudioSource
 from ..io.subtypes import largest_code, source_bits
 from .params import InputOptions, finite_or_none
 from .progress import SILENT, Reporter
+from .registry import JobResult, JobSpec, SourceFacts, no_outputs
 
-__all__ = ["InfoOptions", "measure", "info"]
+__all__ = ["INFO_SPEC", "InfoOptions", "measure", "info"]
 
 
 @dataclass(frozen=True)
@@ -60,3 +62,16 @@ def info(
     """Open ``path`` and :func:`measure` it."""
     with inputs.open(path) as source:
         return measure(source, reporter)
+
+
+def _check(options: InfoOptions) -> None:
+    """``info`` has no options to check."""
+
+
+def _run(path: str, outputs: Mapping[str, str], options: InfoOptions, inputs: InputOptions) -> JobResult:
+    report = info(path, options, inputs=inputs)
+    return JobResult(SourceFacts(n_samples=report["frames"], sr=report["sr"], channels=report["channels"]), report=report)
+
+
+#: The registry's spec of ``info`` (:mod:`audiokit.pipelines.registry`): a report per input, no file.
+INFO_SPEC = JobSpec(name="info", options=InfoOptions, check=_check, outputs=no_outputs, run=_run, reports=True)

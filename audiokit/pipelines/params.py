@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from types import MappingProxyType
 
 from ..errors import ParameterError
 from ..io import RawFormat, open_audio
@@ -22,6 +23,7 @@ from ..units import parse_duration, parse_frequency, parse_rate
 from ..validate import is_int
 
 __all__ = [
+    "check_syntax",
     "InputOptions",
     "choice",
     "option_error",
@@ -201,3 +203,36 @@ def check_channel_of(channel: int | None, source: AudioSource) -> None:
         raise ParameterError(
             f"--channel {channel}: the input has {source.channels} channel(s) (0..{source.channels - 1})", source.name
         )
+
+
+#: An empty, read-only option table (a default that cannot be mutated between calls).
+_NO_OPTIONS: Mapping[str, str | None] = MappingProxyType({})
+
+
+def check_syntax(
+    *,
+    durations: Mapping[str, str | None] = _NO_OPTIONS,
+    zero_durations: Mapping[str, str | None] = _NO_OPTIONS,
+    frequencies: Mapping[str, str | None] = _NO_OPTIONS,
+    window: str | None = None,
+) -> None:
+    """Check the spelling of duration, frequency and window options, before any input gives the rate.
+
+    ``durations`` maps an option name to its text (``{"--win": "25ms"}``; None: unset); ``zero_durations`` may
+    be 0.  Their values in samples need the rate, so they are resolved later; here a typo is exit 2, naming the
+    option, before a batch reads its first input.
+    """
+    for allow_zero, group in ((False, durations), (True, zero_durations)):
+        for option, text in group.items():
+            if text is not None:
+                try:
+                    parse_duration(text, allow_zero=allow_zero)
+                except ParameterError as exc:
+                    raise option_error(option, exc) from None
+    for option, text in frequencies.items():
+        if text is not None:
+            frequency_hz(option, text)
+    if window is not None:
+        from ..dsp.windows import parse_window_spec
+
+        parse_window_spec(window)

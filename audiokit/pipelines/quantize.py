@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -30,11 +31,12 @@ from ..io.subtypes import SUBTYPE_CAPACITY, resolve_subtype
 from ..io.writer import audio_container
 from .params import InputOptions, finite_or_none
 from .progress import SILENT, Reporter
+from .registry import JobResult, JobSpec, SourceFacts
 
 if TYPE_CHECKING:
     from ..dsp.quantize import Dither, NoiseShape
 
-__all__ = ["QuantizeOptions", "QuantizeResult", "quantize_file", "default_subtype", "output_subtype"]
+__all__ = ["QUANTIZE_SPEC", "QuantizeOptions", "QuantizeResult", "quantize_file", "default_subtype", "output_subtype"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class QuantizeResult:
     sqnr_db: float
     noise_rms_dbfs: float
     expected_noise_rms_dbfs: float
+    source: SourceFacts
 
     @property
     def output(self) -> str:
@@ -142,6 +145,7 @@ def quantize_file(
                 writer.write(y)
                 advance(x.shape[1])
         sr, n_channels = source.sr, source.channels
+        facts = SourceFacts.of(source)
     count = quantizer.n_samples * n_channels
     sqnr = _db(signal_energy / noise_energy if noise_energy > 0 else math.inf)
     noise_rms = _db(noise_energy / count)
@@ -172,4 +176,21 @@ def quantize_file(
         "full_scale_sine_sqnr_db": finite_or_none(theoretical_sqnr_db(bits, dither=dither, noise_shape=noise_shape)),
         "clipped": quantizer.n_clipped,
     }
-    return QuantizeResult(report, sqnr, noise_rms, expected_rms)
+    return QuantizeResult(report, sqnr, noise_rms, expected_rms, facts)
+
+
+def _check(options: QuantizeOptions) -> None:
+    options.check()
+
+
+def _outputs(options: QuantizeOptions, stem: str, png: bool) -> dict[str, str]:
+    return {"wav": f"{stem}.{options.bits}bit.wav"}
+
+
+def _run(path: str, outputs: Mapping[str, str], options: QuantizeOptions, inputs: InputOptions) -> JobResult:
+    result = quantize_file(path, outputs["wav"], options, inputs=inputs)
+    return JobResult(result.source, shape=(result.source.channels, result.report["frames"]))
+
+
+#: The registry's spec of ``quantize`` (:mod:`audiokit.pipelines.registry`): ``<stem>.<B>bit.wav`` per input.
+QUANTIZE_SPEC = JobSpec(name="quantize", options=QuantizeOptions, check=_check, outputs=_outputs, run=_run)

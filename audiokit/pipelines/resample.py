@@ -16,7 +16,7 @@ Conventions (also in README "audiokit resample")
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from math import gcd
 from typing import TYPE_CHECKING, Literal, cast
@@ -33,11 +33,12 @@ from ..io.writer import audio_container
 from .fullscale import FullScaleGuard
 from .params import InputOptions, rate_hz
 from .progress import SILENT, Reporter
+from .registry import JobResult, JobSpec, SourceFacts
 
 if TYPE_CHECKING:
     from ..dsp.resample import Quality
 
-__all__ = ["ResampleOptions", "ResampleResult", "resample_file", "rate_tag", "DEFAULT_QUALITY"]
+__all__ = ["RESAMPLE_SPEC", "ResampleOptions", "check_options", "ResampleResult", "resample_file", "rate_tag", "DEFAULT_QUALITY"]
 
 #: Method of :func:`audiokit.dsp.resample.resample` used with ``no_filter`` (sample picking).
 NAIVE_METHOD: Literal["nearest"] = "nearest"
@@ -64,6 +65,7 @@ class ResampleResult:
     n_samples: int
     subtype: str
     gain: float
+    source: SourceFacts
 
 
 def rate_tag(sr: int) -> str:
@@ -169,4 +171,27 @@ def resample_file(
         warnings.warn(message, stacklevel=2)
     if n_out == 0:
         warnings.warn(f"{target}: the input is too short for {sr_out} Hz: the output has 0 samples", stacklevel=2)
-    return ResampleResult(output=target, sr=sr_out, n_samples=n_out, subtype=subtype, gain=guard.gain)
+    return ResampleResult(
+        output=target, sr=sr_out, n_samples=n_out, subtype=subtype, gain=guard.gain, source=SourceFacts.of(source)
+    )
+
+
+def check_options(options: ResampleOptions) -> None:
+    """Rate-free checks (exit 2 before any input is read): the target rate, the quality, the subtype."""
+    target_rate(options.to)
+    _quality(options)
+    if options.subtype is not None:
+        resolve_subtype(options.subtype)
+
+
+def _outputs(options: ResampleOptions, stem: str, png: bool) -> dict[str, str]:
+    return {"wav": f"{stem}.{rate_tag(target_rate(options.to))}.wav"}
+
+
+def _run(path: str, outputs: Mapping[str, str], options: ResampleOptions, inputs: InputOptions) -> JobResult:
+    result = resample_file(path, outputs["wav"], options, inputs=inputs)
+    return JobResult(result.source, shape=(result.source.channels, result.n_samples))
+
+
+#: The registry's spec of ``resample`` (:mod:`audiokit.pipelines.registry`): ``<stem>.<rate>.wav`` per input.
+RESAMPLE_SPEC = JobSpec(name="resample", options=ResampleOptions, check=check_options, outputs=_outputs, run=_run)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,11 +14,12 @@ import numpy as np
 from ..errors import InputError, ParameterError
 from ..io import check_distinct, check_output_path, outputs_together, write_bytes_atomic
 from ..io.npy import save_npy, sidecar_path
-from .params import InputOptions, check_channel, check_channel_of, check_figure_path, duration_samples, frequency_hz
+from .params import InputOptions, check_channel, check_channel_of, check_figure_path, check_syntax, duration_samples, frequency_hz
 from .progress import SILENT, Reporter
+from .registry import JobResult, JobSpec, SourceFacts, no_outputs
 from .sidecar import provenance
 
-__all__ = ["SpectrumOptions", "spectrum_file", "DB_RANGE"]
+__all__ = ["SPECTRUM_SPEC", "SpectrumOptions", "check_options", "spectrum_file", "spectrum_job", "DB_RANGE"]
 
 #: Dynamic range shown by the dB plot, below its highest value (dB).
 DB_RANGE = 140.0
@@ -63,7 +65,14 @@ def _peak_json(peak: Any, with_phase: bool) -> dict[str, Any]:
     return item
 
 
-def _check_options(options: SpectrumOptions) -> None:
+def check_options(options: SpectrumOptions) -> None:
+    """Rate-free checks of the options (exit 2 before the input is read): spelling, channel, threshold."""
+    check_syntax(
+        durations={"--dur": options.dur, "--nfft": options.nfft},
+        zero_durations={"--start": options.start},
+        frequencies={"--min-sep": options.min_sep, "--fmin": options.fmin, "--fmax": options.fmax},
+        window=options.window,
+    )
     check_channel(options.channel, options.mix)
     if not options.threshold >= 0:
         raise ParameterError(f"--threshold: {options.threshold!r} must be a number of dB >= 0 (below the strongest peak)")
@@ -91,11 +100,24 @@ def spectrum_file(
     reporter: Reporter = SILENT,
 ) -> dict[str, Any]:
     """DFT of ``path`` (or its ``start``/``dur`` segment); return the ``--json`` report; save ``npy``, draw ``png``."""
+    return spectrum_job(path, options, png=png, npy=npy, inputs=inputs, reporter=reporter).report or {}
+
+
+def spectrum_job(
+    path: str,
+    options: SpectrumOptions = SpectrumOptions(),
+    *,
+    png: str | None = None,
+    npy: str | None = None,
+    inputs: InputOptions = InputOptions(),
+    reporter: Reporter = SILENT,
+) -> JobResult:
+    """:func:`spectrum_file`, returning the report with the facts of the input as opened (for the batch manifest)."""
     from ..dsp.dft import spectrum
     from ..dsp.peaks import find_peaks
     from ..dsp.windows import parse_window_spec
 
-    _check_options(options)
+    check_options(options)
     spec_window = parse_window_spec(options.window)
     with inputs.open(path) as source:
         _check_outputs(path, png, npy)
@@ -170,7 +192,7 @@ def spectrum_file(
             _save_npy(npy, spectra, options.phase, report, options.fft)
         if png is not None:
             _draw(png, spectra, found, report, options, xlim)
-    return report
+    return JobResult(SourceFacts.of(source), report=report)
 
 
 #: Largest sample magnitude analysed as is (2**64 full scale): beyond it the peak fit's squares could overflow.
@@ -283,3 +305,11 @@ def _draw(
         xlim=xlim,
     )
     write_bytes_atomic(path, png_bytes(fig))
+
+
+def _run(path: str, outputs: Mapping[str, str], options: SpectrumOptions, inputs: InputOptions) -> JobResult:
+    return spectrum_job(path, options, inputs=inputs)
+
+
+#: The registry's spec of ``spectrum`` (:mod:`audiokit.pipelines.registry`): the ``--json`` report per input.
+SPECTRUM_SPEC = JobSpec(name="spectrum", options=SpectrumOptions, check=check_options, outputs=no_outputs, run=_run, reports=True)

@@ -27,6 +27,7 @@ from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
 from ..io.reader import BLOCK_SAMPLES, AudioSource
 from .params import InputOptions, check_channel, check_channel_of, check_figure_path, choice, duration_samples, frequency_hz
 from .progress import SILENT, Reporter
+from .registry import SourceFacts
 from .sidecar import timefreq_metadata
 
 if TYPE_CHECKING:
@@ -169,11 +170,13 @@ class TimeFreqOptions:
 
 @dataclass(frozen=True)
 class TimeFreqResult:
-    """Written files (``.npy``, sidecar, then PNG; no ``-``), whether the PNG went to stdout, the array shape."""
+    """Written files (``.npy``, sidecar, then PNG; no ``-``), whether the PNG went to stdout, the array shape,
+    and the input as opened (None for the filter bank, which reads no input)."""
 
     written: list[str]
     png_to_stdout: bool
     shape: tuple[int, ...] | None
+    source: SourceFacts | None = None
 
 
 def parse_ref(text: str | None) -> float | Literal["max"]:
@@ -301,7 +304,7 @@ def timefreq(
             written, shape = job.run(source, png_path, npy_path, reporter, "float32")
         except _BeyondSinglePrecision:
             written, shape = job.run(source, png_path, npy_path, reporter, "float64")
-    return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape)
+    return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape, source=SourceFacts.of(source))
 
 
 #: Largest input sample (full-scale units) for which single precision is safe: |X| <= n_fft·peak stays below
