@@ -21,15 +21,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["BatchRequest", "BatchStats", "Job", "InputItem", "run_batch", "COMMANDS", "RESULT_COMMANDS"]
+__all__ = ["BatchRequest", "BatchStats", "Job", "InputItem", "run_batch"]
 
 _LAZY = {
     "BatchRequest": "runner",
     "BatchStats": "runner",
     "run_batch": "runner",
     "Job": "jobs",
-    "COMMANDS": "jobs",
-    "RESULT_COMMANDS": "jobs",
     "InputItem": "inputs",
 }
 

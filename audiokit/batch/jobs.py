@@ -2,13 +2,15 @@
 
 A :class:`Job` is the command name, the pipeline options dataclass built by
 the single-file command's ``options_from`` (values as typed), the
-:class:`~audiokit.pipelines.params.InputOptions` and ``png``.  Each input runs
-the very pipeline function of the single-file command
-(:mod:`audiokit.pipelines`) with the outputs the single-file command would
-name: ``<id>.mel.npy`` + ``<id>.mel.json`` (+ ``<id>.mel.png`` with ``png``),
-``<id>.spectrogram.npy``, ``<id>.<rate>.wav`` (resample), ``<id>.<B>bit.wav``
-(quantize), ``<id>.dehum.wav``, ``<id>.mfcc.npy`` (mfcc); ``info`` and ``spectrum`` return their JSON
-report instead (the runner appends it to ``results.jsonl``).
+:class:`~audiokit.pipelines.params.InputOptions` and ``png``.  Everything
+per command comes from the job registry (:mod:`audiokit.pipelines.registry`):
+its :class:`~audiokit.pipelines.registry.JobSpec` checks the options, names
+the outputs of one input as the single-file command names them
+(``<id>.mel.npy`` + ``<id>.mel.json``, ``<id>.<rate>.wav``, ...), runs the
+very pipeline of the single-file command and returns a
+:class:`~audiokit.pipelines.registry.JobResult` (the input's length, rate
+and channels, the output's shape, the report of ``info``/``spectrum``, which
+the runner appends to ``results.jsonl``).
 """
 
 from __future__ import annotations
@@ -22,20 +24,15 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from .. import __version__
 from ..errors import AudiokitError, ParameterError
+from ..pipelines import registry
 from ..pipelines.params import InputOptions
 from .inputs import InputItem
 
-__all__ = ["COMMANDS", "RESULT_COMMANDS", "Job", "output_names", "validate", "run_item", "segment_text"]
-
-#: Commands a batch can run.
-COMMANDS = ("mel", "spectrogram", "mfcc", "resample", "dehum", "quantize", "info", "spectrum")
-#: Commands whose per-input result is a JSON object appended to ``results.jsonl``.
-RESULT_COMMANDS = ("info", "spectrum")
+__all__ = ["Job", "output_names", "validate", "run_item", "segment_text"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +42,7 @@ class Job:
     Attributes
     ----------
     command : str
-        One of :data:`COMMANDS`.
+        A command of the job registry with a spec (:func:`audiokit.pipelines.registry.batch_jobs`).
     options : dataclass
         The pipeline options (``TimeFreqOptions``, ``ResampleOptions``, ...).
     inputs : InputOptions
@@ -58,6 +55,11 @@ class Job:
     options: Any
     inputs: InputOptions = field(default_factory=InputOptions)
     png: bool = False
+
+    @property
+    def spec(self) -> registry.JobSpec:
+        """The registry's :class:`~audiokit.pipelines.registry.JobSpec` of :attr:`command`."""
+        return registry.spec(self.command)
 
     def fingerprint(self) -> str:
         """``sha256:`` + 16 hex digits of the canonical JSON of everything that shapes the outputs.
@@ -102,108 +104,19 @@ def _fft_option(options: Mapping[str, Any]) -> str | None:
 
 def output_names(job: Job, item_id: str) -> dict[str, str]:
     """Outputs of one input, relative to the output folder: ``{"npy": "a/utt.mel.npy", "json": ..., ...}``."""
-    command = job.command
-    if command in ("mel", "spectrogram", "mfcc"):
-        names = {"npy": f"{item_id}.{command}.npy", "json": f"{item_id}.{command}.json"}
-        if job.png:
-            names["png"] = f"{item_id}.{command}.png"
-        return names
-    if command == "resample":
-        from ..pipelines.resample import rate_tag, target_rate
-
-        return {"wav": f"{item_id}.{rate_tag(target_rate(job.options.to))}.wav"}
-    if command == "quantize":
-        return {"wav": f"{item_id}.{job.options.bits}bit.wav"}
-    if command == "dehum":
-        return {"wav": f"{item_id}.dehum.wav"}
-    return {}
+    return job.spec.outputs(job.options, item_id, job.png)
 
 
 def validate(job: Job) -> None:
     """Refuse, before any input is read, options that would fail on every input (ParameterError, exit 2)."""
-    if job.command not in COMMANDS:
-        raise ParameterError(f"batch: unknown command {job.command!r} (allowed: {', '.join(COMMANDS)})")
-    if job.png and job.command not in ("mel", "spectrogram", "mfcc"):
-        raise ParameterError("--png applies to mel, spectrogram and mfcc only")
+    if job.command not in registry.batch_jobs():
+        raise ParameterError(f"batch: unknown command {job.command!r} (allowed: {', '.join(registry.batch_jobs())})")
+    spec = job.spec
+    if job.png and not spec.draws:
+        drawing = [name for name in registry.batch_jobs() if registry.spec(name).draws]
+        raise ParameterError(f"--png applies to {', '.join(drawing)} only")
     job.inputs.raw_format()
-    options = job.options
-    if hasattr(options, "timefreq"):  # mfcc, or mel with --compat kaldi / --deltas / --cmvn (FeatureOptions)
-        options.check()
-        options = options.timefreq
-    if job.command in ("mel", "spectrogram", "mfcc", "spectrum"):
-        from ..pipelines.params import check_channel
-
-        check_channel(options.channel, options.mix)
-    if job.command in ("mel", "spectrogram", "mfcc"):
-        from ..pipelines.params import choice
-        from ..pipelines.timefreq import PAD_MODES, SCALES, parse_ref
-
-        kaldi = getattr(job.options, "compat", None) == "kaldi"  # Kaldi's windows and --fmax < 0 are checked above
-        _syntax(
-            durations={"--win": options.stft.win, "--hop": options.stft.hop, "--nfft": options.stft.nfft},
-            frequencies={"--fmin": options.fmin} if kaldi else {"--fmin": options.fmin, "--fmax": options.fmax},
-            window=None if kaldi else options.stft.window,
-        )
-        choice("--scale", options.scale, SCALES)
-        choice("--pad-mode", options.stft.pad_mode, PAD_MODES)
-        parse_ref(options.ref)
-        if job.png:
-            from ..plot import parse_size
-
-            parse_size(options.size)
-    elif job.command == "resample":
-        from ..pipelines.resample import _quality, target_rate
-
-        target_rate(job.options.to)
-        _quality(job.options)
-    elif job.command == "quantize":
-        job.options.check()
-    elif job.command == "dehum":
-        from ..dsp.hum import METHODS
-        from ..pipelines.dehum import parse_freq
-
-        if job.options.method not in METHODS:
-            raise ParameterError(f"--method: unknown method {job.options.method!r} (allowed: {', '.join(METHODS)})")
-        parse_freq(options.freq)
-        _syntax(durations={"--win": options.win}, frequencies={"--width": options.width})
-    elif job.command == "spectrum":
-        _syntax(
-            durations={"--dur": options.dur, "--nfft": options.nfft},
-            zero_durations={"--start": options.start},
-            frequencies={"--min-sep": options.min_sep, "--fmin": options.fmin, "--fmax": options.fmax},
-            window=options.window,
-        )
-
-
-#: An empty, read-only option table (a default that cannot be mutated between calls).
-_NO_OPTIONS: Mapping[str, str | None] = MappingProxyType({})
-
-
-def _syntax(
-    *,
-    durations: Mapping[str, str | None] = _NO_OPTIONS,
-    zero_durations: Mapping[str, str | None] = _NO_OPTIONS,
-    frequencies: Mapping[str, str | None] = _NO_OPTIONS,
-    window: str | None = None,
-) -> None:
-    """Check the spelling of duration, frequency and window options (their values in samples need the rate)."""
-    from ..pipelines.params import frequency_hz, option_error
-    from ..units import parse_duration
-
-    for allow_zero, group in ((False, durations), (True, zero_durations)):
-        for option, text in group.items():
-            if text is not None:
-                try:
-                    parse_duration(text, allow_zero=allow_zero)
-                except ParameterError as exc:
-                    raise option_error(option, exc) from None
-    for option, text in frequencies.items():
-        if text is not None:
-            frequency_hz(option, text)
-    if window is not None:
-        from ..dsp.windows import parse_window_spec
-
-        parse_window_spec(window)
+    spec.check(job.options)
 
 
 def segment_text(seconds: float) -> str:
@@ -213,64 +126,15 @@ def segment_text(seconds: float) -> str:
     return f"{Decimal(repr(float(seconds))):f}s"
 
 
-@dataclass(frozen=True)
-class _ProbingInputs(InputOptions):
-    """:class:`InputOptions` that remember what the pipeline opened (length, rate, channels) for the manifest.
-
-    Saves opening each input a second time just to learn its duration.
-    """
-
-    seen: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
-
-    def open(self, path: str, *, allow_empty: bool = False) -> Any:
-        source = super().open(path, allow_empty=allow_empty)
-        if not self.seen:
-            self.seen.update(n_samples=source.n_samples, sr=source.sr, channels=source.channels)
-        return source
-
-
-def _inputs_for(job: Job, item: InputItem) -> _ProbingInputs:
-    values = {f.name: getattr(job.inputs, f.name) for f in dataclasses.fields(InputOptions)}
-    if item.start is not None or item.duration is not None:
-        values.update(
-            start=segment_text(item.start) if item.start else None,
-            duration=segment_text(item.duration) if item.duration is not None else None,
-        )
-    return _ProbingInputs(**values)
-
-
-def _call_pipeline(job: Job, path: str, inputs: InputOptions, out: dict[str, str]) -> tuple[Any, list[int] | None]:
-    """Run the single-file command's pipeline; return (JSON result or None, shape of the main output)."""
-    command, options = job.command, job.options
-    if command in ("mel", "spectrogram", "mfcc"):
-        from ..pipelines.features import run_timefreq
-
-        result = run_timefreq(path, options, png=out.get("png"), npy=out["npy"], inputs=inputs)
-        return None, list(result.shape) if result.shape is not None else None
-    if command == "info":
-        from ..pipelines.info import info
-
-        return info(path, options, inputs=inputs), None
-    if command == "spectrum":
-        from ..pipelines.spectrum import spectrum_file
-
-        return spectrum_file(path, options, inputs=inputs), None
-    if command == "resample":
-        from ..pipelines.resample import resample_file
-
-        resample_file(path, out["wav"], options, inputs=inputs)
-    elif command == "quantize":
-        from ..pipelines.quantize import quantize_file
-
-        quantize_file(path, out["wav"], options, inputs=inputs)
-    elif command == "dehum":
-        from ..pipelines.dehum import dehum_file
-
-        dehum_file(path, out["wav"], options, inputs=inputs)
-    import soundfile as sf
-
-    written = sf.info(out["wav"])
-    return None, [int(written.channels), int(written.frames)]
+def _inputs_for(job: Job, item: InputItem) -> InputOptions:
+    """The job's input options with the item's segment (``start``/``duration`` as exact texts)."""
+    if item.start is None and item.duration is None:
+        return job.inputs
+    return dataclasses.replace(
+        job.inputs,
+        start=segment_text(item.start) if item.start else None,
+        duration=segment_text(item.duration) if item.duration is not None else None,
+    )
 
 
 def run_item(job: Job, item: InputItem, out_dir: str, made_dirs: set[str] | None = None) -> dict[str, Any]:
@@ -307,23 +171,28 @@ def run_item(job: Job, item: InputItem, out_dir: str, made_dirs: set[str] | None
             record.update(size=st.st_size, mtime_ns=st.st_mtime_ns)
         except OSError:
             pass  # the pipeline names the problem (no such file, permission denied)
+        spec = job.spec
         inputs = _inputs_for(job, item)
         names = output_names(job, item.id)
         out = {kind: os.path.join(out_dir, *name.split("/")) for kind, name in names.items()}
         for path in {os.path.dirname(p) for p in out.values()} - made_dirs:
             Path(path).mkdir(parents=True, exist_ok=True)
             made_dirs.add(path)
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                result, shape = _call_pipeline(job, item.path, inputs, out)
-        finally:
-            if inputs.seen:
-                seen = inputs.seen
-                record.update(duration=seen["n_samples"] / seen["sr"], sr=seen["sr"], channels=seen["channels"])
-        record.update(status="ok", error=None, outputs=names, shape=shape)
-        if job.command in RESULT_COMMANDS:
-            record["result"] = result
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = spec.run(item.path, out, job.options, inputs)
+        facts = result.source
+        record.update(
+            duration=facts.duration,
+            sr=facts.sr,
+            channels=facts.channels,
+            status="ok",
+            error=None,
+            outputs=names,
+            shape=list(result.shape) if result.shape is not None else None,
+        )
+        if spec.reports:
+            record["result"] = result.report
     except AudiokitError as exc:
         record.update(status="failed", error=str(exc), exit_code=exc.exit_code, outputs={}, shape=None)
     except Exception as exc:  # noqa: BLE001 - a file that makes a pipeline raise fails alone, as "internal error"

@@ -39,7 +39,7 @@ from ..errors import OutputError, ParameterError
 from ..io.atomic import describe_os_error
 from .executor import Backend, PoolBackend, make_backend
 from .inputs import InputItem, collect_inputs
-from .jobs import RESULT_COMMANDS, Job, output_names, validate
+from .jobs import Job, output_names, validate
 from .manifest import (
     MANIFEST,
     RESULTS,
@@ -313,7 +313,7 @@ class _Recorder:
 
     def __call__(self, record: dict[str, Any]) -> None:
         result = record.pop("result", None)
-        if record.get("status") == "ok" and self.job.command in RESULT_COMMANDS:
+        if record.get("status") == "ok" and self.job.spec.reports:
             text = json.dumps({"id": record["id"], **(result or {})}, separators=(", ", ": ")) + "\n"
             try:
                 with open(self.results_path, "a", encoding="utf-8") as fh:
@@ -456,7 +456,7 @@ def run_batch(
         _refuse_taken_ids(items, owners, manifest_path)
         previous = {} if request.force else latest
         todo, done = _plan(job, items, previous, out_dir)
-        if job.command in RESULT_COMMANDS:
+        if job.spec.reports:
             compact_results(os.path.join(out_dir, RESULTS), {item.id for item in done})
         folders = _output_folders(job, todo, out_dir)
         sweep_temp_files(folders)

@@ -12,6 +12,7 @@ module's ``options_from``, exactly as the single-file command does.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import json
 from collections.abc import Callable, Iterator, Mapping
@@ -19,9 +20,10 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..batch.jobs import COMMANDS, Job
+from ..batch.jobs import Job
 from ..batch.runner import BatchRequest, BatchStats, run_batch
-from . import console, dehum, info, mel, mfcc, quantize, resample, spectrogram, spectrum
+from ..pipelines import registry
+from . import console
 from .app import Terminated
 from .options import inputs_from
 
@@ -30,16 +32,12 @@ __all__ = ["batch_app", "DROPPED"]
 BATCH_PANEL = "Batch"
 #: Parameters of the single-file commands that batch does not take: the input, output names, stdout reports.
 DROPPED = frozenset({"file", "files", "output", "npy", "residual", "json_out", "json_lines", "filterbank"})
-_MODULES: dict[str, tuple[Callable[..., Any], Callable[[Mapping[str, Any]], Any]]] = {
-    "mel": (mel.mel_command, mel.options_from),
-    "spectrogram": (spectrogram.spectrogram_command, spectrogram.options_from),
-    "resample": (resample.resample_command, resample.options_from),
-    "dehum": (dehum.dehum_command, dehum.options_from),
-    "quantize": (quantize.quantize_command, quantize.options_from),
-    "info": (info.info_command, info.options_from),
-    "spectrum": (spectrum.spectrum_command, spectrum.options_from),
-    "mfcc": (mfcc.mfcc_command, mfcc.options_from),
-}
+
+
+def single_file_command(name: str) -> tuple[Callable[..., Any], Callable[[Mapping[str, Any]], Any]]:
+    """The registry's single-file command ``name``: its Typer callback and its module's ``options_from``."""
+    ref = registry.entry(name).cli
+    return registry.load(ref), importlib.import_module(ref.partition(":")[0]).options_from
 
 
 def _option(annotation: Any, default: Any = inspect.Parameter.empty) -> Callable[[str], inspect.Parameter]:
@@ -210,13 +208,14 @@ def _stopped(word: str, seen: list[BatchStats]) -> str:
 
 def batch_command(name: str) -> Callable[..., int]:
     """The ``audiokit batch NAME`` callback: the single-file command's parameters (minus :data:`DROPPED`) + batch's."""
-    single, options_from = _MODULES[name]
+    single, options_from = single_file_command(name)
+    spec = registry.spec(name)
     own = [
         p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
         for p in inspect.signature(single, eval_str=True).parameters.values()
         if p.name not in DROPPED
     ]
-    extra = _BATCH_PARAMS + ([_PNG_PARAM] if name in ("mel", "spectrogram", "mfcc") else [])
+    extra = _BATCH_PARAMS + ([_PNG_PARAM] if spec.draws else [])
     clash = {p.name for p in own} & {p.name for p in extra}
     assert not clash, f"batch {name}: parameters {clash} declared twice"
 
@@ -232,7 +231,7 @@ def batch_command(name: str) -> Callable[..., int]:
         f"audiokit {name} over many inputs: {first}\n\n"
         f"Every option of 'audiokit {name}' works the same way; outputs are named as {name} names them, under --out, "
         "mirroring the input tree, with DIR/manifest.jsonl recording each input (re-run to resume)."
-        + ("  The JSON reports go to DIR/results.jsonl, one line per input." if name in ("info", "spectrum") else "")
+        + ("  The JSON reports go to DIR/results.jsonl, one line per input." if spec.reports else "")
         + "\n\nExit codes: 0 all done, 3 some inputs failed (or an input named does not exist), 2 usage (or an id of DIR "
         "already belongs to another input), 4 DIR cannot be written, 130/143 interrupted (re-run to resume)."
     )
@@ -246,5 +245,5 @@ batch_app = typer.Typer(
     help="Run a command over a corpus: resumable, failure-tolerant, on local processes or a Dask cluster.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-for _name in COMMANDS:
+for _name in registry.batch_jobs():  # every job of the registry with a spec
     batch_app.command(_name)(batch_command(_name))

@@ -2,8 +2,8 @@
 
 Start-up is most of what a short job costs (``audiokit mel utt.wav --npy ...`` on a 12 s file), so:
 
-* :class:`LazyGroup` lists the commands of :data:`COMMANDS` (name, module, the first paragraph of the
-  docstring) without importing their modules; a command's module -- and with it numpy, soundfile, the
+* :class:`LazyGroup` lists the commands of the job registry (:mod:`audiokit.pipelines.registry`: name,
+  summary -- the first paragraph of the command's help -- and its CLI module) without importing their modules; a command's module -- and with it numpy, soundfile, the
   pipelines -- is imported only when that command runs or shows its own ``--help``.  ``audiokit --help``
   therefore costs Typer and rich only.
 * :func:`fast_coercion`: Typer >= 0.2x converts every option value (even an unset flag) through a pydantic ``TypeAdapter``,
@@ -14,13 +14,12 @@ Start-up is most of what a short job costs (``audiokit mel utt.wav --npy ...`` o
   Typer's own pydantic path, so every error message stays Typer's.  With an older Typer (no
   ``typer._coercion``) nothing is changed.
 
-A new command is one line in :data:`COMMANDS`; ``tests/cli/test_startup.py`` checks that its summary
-matches the command's docstring.
+A new command is one entry in the registry; ``tests/cli/test_startup.py`` checks that its summary matches
+the command's docstring.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -28,49 +27,16 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-__all__ = ["COMMANDS", "LazyGroup", "fast_coercion", "load_command", "plain_metavars"]
+from ..pipelines import registry
 
-#: name -> (module under ``audiokit.cli``, attribute: a command function or a Typer group, summary line).
-#: The summary is what ``audiokit --help`` shows: the first paragraph of the command's help, verbatim.
-COMMANDS: dict[str, tuple[str, str, str]] = {
-    "info": ("info", "info_command", "Show format, duration and levels (peak, RMS, DC offset, clipped samples)."),
-    "generate": ("generate", "generate_command", "Generate a test signal and write it as WAV (to -o PATH, or stdout)."),
-    "spectrum": ("spectrum", "spectrum_command", "One-sided DFT of the signal (or a segment): resolution, Nyquist and peaks."),
-    "spectrogram": (
-        "spectrogram",
-        "spectrogram_command",
-        "Spectrogram: |STFT| of frames [m*hop, m*hop + n_fft), as a PNG and/or .npy.",
-    ),
-    "mel": ("mel", "mel_command", "Log-mel spectrogram: mel filter bank applied to |STFT|^2, in dB (or ln)."),
-    "mfcc": ("mfcc", "mfcc_command", "MFCC: orthonormal DCT-II of the log-mel spectrogram, or Kaldi's with --compat kaldi."),
-    "istft": ("istft", "istft_command", "Inverse STFT by weighted overlap-add, exact wherever the window sum is nonzero."),
-    "griffinlim": (
-        "griffinlim",
-        "griffinlim_command",
-        "Rebuild audio from a magnitude, power, dB or mel spectrogram by fast Griffin-Lim.",
-    ),
-    "resample": (
-        "resample",
-        "resample_command",
-        "Convert the sample rate (band-limited, or naive with --no-filter) and write WAV.",
-    ),
-    "quantize": ("quantize", "quantize_command", "Requantize to B bits on the mid-tread grid k / 2^(B-1) and report the SQNR."),
-    "dehum": ("dehum", "dehum_command", "Remove mains hum (50/60 Hz and harmonics) and write the cleaned WAV."),
-    "batch": (
-        "batch",
-        "batch_app",
-        "Run a command over a corpus: resumable, failure-tolerant, on local processes or a Dask cluster.",
-    ),
-}
-
+__all__ = ["LazyGroup", "fast_coercion", "load_command", "plain_metavars"]
 
 def load_command(name: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None) -> Any:
     """Import command ``name`` and build its click command exactly as ``app.command(name)`` / ``app.add_typer`` would.
 
     ``wrap`` is applied to every command callback (those of a group too).
     """
-    module, attribute, _ = COMMANDS[name]
-    target = getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
+    target = registry.load(registry.entry(name).cli)
     holder = typer.Typer()
     holder.callback()(_nothing)  # a group, so that get_command returns it with `name` registered inside
     if isinstance(target, typer.Typer):
@@ -144,7 +110,7 @@ def _wrap_callbacks(typer_app: typer.Typer, wrap: Callable[[Callable[..., Any]],
 
 
 class LazyGroup(TyperGroup):
-    """The root group: lists :data:`COMMANDS` from their summaries, imports a command when it is used.
+    """The root group: lists the registry's commands from their summaries, imports a command when it is used.
 
     Subclasses set :attr:`wrap` (applied to every command callback).
     """
@@ -155,11 +121,11 @@ class LazyGroup(TyperGroup):
         super().__init__(**kwargs)
         plain_metavars(self)  # the root's own flags (--version, --help)
         self._listing = 0
-        for name, (_, _, summary) in COMMANDS.items():
-            if name not in self.commands:
-                stub = TyperCommand(name=name, help=summary, rich_markup_mode=self.rich_markup_mode)
+        for item in registry.entries():
+            if item.name not in self.commands:
+                stub = TyperCommand(name=item.name, help=item.summary, rich_markup_mode=self.rich_markup_mode)
                 stub._audiokit_stub = True  # type: ignore[attr-defined]
-                self.commands[name] = stub
+                self.commands[item.name] = stub
         fast_coercion(self)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:

@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from audiokit.batch.jobs import COMMANDS
+from audiokit.pipelines import registry
+
+COMMANDS = registry.batch_jobs()
 
 
 @pytest.fixture
@@ -29,7 +31,7 @@ def test_every_option_of_the_single_file_command_is_a_batch_option(name):
     from audiokit.cli import batch
     from audiokit.cli.batch import DROPPED, batch_app
 
-    single = inspect.signature(batch._MODULES[name][0]).parameters
+    single = inspect.signature(batch.single_file_command(name)[0]).parameters
     group = typer.main.get_command(batch_app)
     params = {p.name: p for p in group.commands[name].params}
     for pname in single:

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from audiokit.cli.lazy import COMMANDS, load_command
+from audiokit.cli.lazy import load_command
+from audiokit.pipelines import registry
 
 #: Wide enough that no help text of audiokit wraps in its table cell (the longest is ~190 characters).
 COLUMNS = "400"
@@ -40,8 +41,8 @@ def _commands() -> Iterator[tuple[list[str], Any]]:
         for name, sub in getattr(command, "commands", {}).items():
             yield from walk([*path, name], sub)
 
-    for name in COMMANDS:
-        yield from walk([name], load_command(name))
+    for item in registry.entries():
+        yield from walk([item.name], load_command(item.name))
 
 
 def _declared_texts(command: Any) -> list[tuple[str, str]]:
@@ -85,7 +86,7 @@ def test_no_help_line_ends_in_a_stray_full_stop(wide_help, name):
 
 def test_root_help_shows_every_summary_whole(wide_help):
     shown = _normalised(wide_help())
-    assert [summary for _, _, summary in COMMANDS.values() if _normalised(summary) not in shown] == []
+    assert [item.summary for item in registry.entries() if _normalised(item.summary) not in shown] == []
 
 
 def test_the_texts_that_were_eaten(wide_help):

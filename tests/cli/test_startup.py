@@ -69,21 +69,22 @@ def test_version_fast_path_prints_what_the_option_prints(cli):
 
 
 def test_lazy_summaries_are_the_commands_own_help():
-    from audiokit.cli.lazy import COMMANDS, load_command
+    from audiokit.cli.lazy import load_command
+    from audiokit.pipelines import registry
 
-    for name in COMMANDS:
-        command = load_command(name)
-        assert command.name == name
+    for item in registry.entries():
+        command = load_command(item.name)
+        assert command.name == item.name
         first = inspect.cleandoc(command.help or "").split("\n\n")[0]
-        assert COMMANDS[name][2] == first, f"update the summary of {name!r} in audiokit/cli/lazy.py"
+        assert item.summary == first, f"update the summary of {item.name!r} in audiokit/pipelines/registry.py"
 
 
 def test_root_help_lists_every_command_without_loading_them(cli):
-    from audiokit.cli.lazy import COMMANDS
+    from audiokit.pipelines import registry
 
     code, out, _ = cli("--help")
     assert code == 0
-    for name, (_, _, summary) in COMMANDS.items():
+    for name, summary in ((item.name, item.summary) for item in registry.entries()):
         assert re.search(rf"│ {name} +{re.escape(summary[:40])}", out), name
 
 
@@ -133,10 +134,11 @@ def test_fast_conversion_equals_typers_for_every_plain_parameter():
     from typer._click import Context
     from typer._coercion import build_runtime_param
 
-    from audiokit.cli.lazy import COMMANDS, load_command
+    from audiokit.cli.lazy import load_command
+    from audiokit.pipelines import registry
 
     checked = 0
-    commands = [load_command(name) for name in COMMANDS]
+    commands = [load_command(item.name) for item in registry.entries()]
     commands += [sub for group in commands for sub in getattr(group, "commands", {}).values()]
     for command in commands:
         ctx = Context(command)
