@@ -36,6 +36,7 @@ __all__ = [
     "SourceFacts",
     "batch_jobs",
     "command_table",
+    "commands_doc",
     "entries",
     "entry",
     "load",
@@ -223,6 +224,17 @@ def command_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def commands_doc() -> str:
+    """The text of ``docs/commands.md``: a heading, where it comes from, and :func:`command_table`."""
+    return (
+        "# Commands\n\n"
+        "Generated from the job registry (`audiokit/pipelines/registry.py`) by "
+        "`python -m audiokit.pipelines.registry > docs/commands.md`; a test keeps it equal.  Every command has "
+        "`--help` with a worked example; the commands marked for batch run over a corpus with "
+        "`audiokit batch COMMAND INPUTS --out DIR`.\n\n" + command_table()
+    )
+
+
 def _builtin(name: str, summary: str, *, spec: bool, module: str | None = None, attribute: str | None = None) -> Entry:
     """An audiokit command: CLI in ``audiokit.cli.<module>:<name>_command``, spec ``audiokit.pipelines.<module>:SPEC``."""
     module = module or name
@@ -270,3 +282,7 @@ BUILTIN: tuple[Entry, ...] = (
         attribute="batch_app",
     ),
 )
+
+
+if __name__ == "__main__":
+    print(commands_doc(), end="")
