@@ -72,14 +72,8 @@ __all__ = ["AudiokitError", "InputError", "OutputError", "ParameterError", "__ve
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        value = _dist_info_version()
-        if value is None:  # not a plain dist-info on sys.path (zip, egg, ...): ask importlib.metadata
-            from importlib.metadata import PackageNotFoundError, version
+        from ._version import __version__ as value
 
-            try:
-                value = version("audiokit")
-            except PackageNotFoundError:  # running from a source tree
-                value = "0.1.0"
         globals()["__version__"] = value
         return value
     if name in _SUBMODULES:  # audiokit.corpus.open(DIR) without importing audiokit.corpus first
@@ -90,36 +84,6 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
-
-
-def _dist_info_version() -> str | None:
-    """``Version`` of the first ``audiokit-*.dist-info`` on ``sys.path``, as ``importlib.metadata.version`` finds it.
-
-    Read directly: importing ``importlib.metadata`` (email, zipfile, csv, ...) costs ~25 ms, more than the rest of
-    ``audiokit --version`` and a noticeable part of a short job that writes a sidecar (issue 13).
-    """
-    import os
-    import sys
-
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for dist in names:
-            stem, _, suffix = dist.rpartition(".")
-            if suffix == "dist-info" and stem.split("-", 1)[0].lower().replace("_", "-") == "audiokit":
-                try:
-                    with open(os.path.join(entry or ".", dist, "METADATA"), encoding="utf-8") as metadata:
-                        for line in metadata:
-                            if line.startswith("Version:"):
-                                return line.partition(":")[2].strip()
-                            if not line.strip():
-                                break  # end of the headers
-                except OSError:
-                    pass
-                return None
-    return None
 
 
 def __dir__() -> list[str]:

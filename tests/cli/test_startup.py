@@ -181,18 +181,14 @@ def test_fftw_backend_imports_no_pyfftw_interfaces_nor_scipy_fft():
     assert proc.stdout.strip() == "8.0"
 
 
-def test_version_read_from_dist_info_equals_importlib_metadata():
+def test_version_in_one_place_equals_the_installed_metadata():
+    """``audiokit.__version__`` is ``audiokit/_version.py``'s, which pyproject.toml reads: the installed metadata agrees."""
     import importlib.metadata
 
     import audiokit
+    from audiokit._version import __version__
 
-    found = audiokit._dist_info_version()
-    try:
-        expected = importlib.metadata.version("audiokit")
-    except importlib.metadata.PackageNotFoundError:
-        expected = None
-    assert found in (expected, None)  # None: not a plain dist-info, importlib.metadata answers
-    assert audiokit.__version__ == (expected or "0.1.0")
+    assert audiokit.__version__ == __version__ == importlib.metadata.version("audiokit")
 
 
 @pytest.mark.parametrize("command", ["mel", "info", "istft", "generate", "spectrum"])
