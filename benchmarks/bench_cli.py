@@ -117,7 +117,7 @@ import cProfile, json, pstats, sys, time
 t0 = time.perf_counter()
 from audiokit.cli.app import main
 t_import = time.perf_counter() - t0
-t_mpl = 0.0  # the spectrogram PNG no longer imports matplotlib (audiokit.rasterplot)
+t_mpl = 0.0  # the spectrogram PNG no longer imports matplotlib (audiokit.plot.raster)
 prof = cProfile.Profile()
 t1 = time.perf_counter()
 prof.enable()
@@ -142,9 +142,9 @@ PROFILE_STAGES = [
     ("    FFT (engine plans)", "audiokit/engine/fftw.py", "execute"),
     ("    windowing (own time of _segment: np.multiply)", "audiokit/dsp/stft/forward.py", "_segment", "own"),
     ("    power reducer (|X|^2)", "audiokit/dsp/stft/forward.py", "__call__"),
-    ("  max-pooling (ColumnPooler.add)", "audiokit/plot.py", "add"),
-    ("  render (draw_timefreq)", "audiokit/pipelines/timefreq_draw.py", "draw_timefreq"),
-    ("    spectrogram_png (numpy + Pillow, PNG encode)", "audiokit/rasterplot.py", "spectrogram_png"),
+    ("  max-pooling (ColumnPooler.add)", "audiokit/plot/pooling.py", "add"),
+    ("  render (draw_timefreq)", "audiokit/plot/timefreq.py", "draw_timefreq"),
+    ("    spectrogram_png (numpy + Pillow, PNG encode)", "audiokit/plot/raster.py", "spectrogram_png"),
 ]
 
 

@@ -1,4 +1,4 @@
-"""Tests of audiokit.rasterplot: the matplotlib-free time-frequency PNG."""
+"""Tests of audiokit.plot.raster: the matplotlib-free time-frequency PNG."""
 
 from __future__ import annotations
 
@@ -9,19 +9,19 @@ import sys
 import numpy as np
 import pytest
 
-from audiokit import rasterplot
+from audiokit.plot import raster
 
 PIL = pytest.importorskip("PIL.Image")
-pytestmark = pytest.mark.skipif(not rasterplot.available(), reason="Pillow without FreeType or no DejaVu Sans")
+pytestmark = pytest.mark.skipif(not raster.available(), reason="Pillow without FreeType or no DejaVu Sans")
 
 
 def test_magma_table_is_matplotlibs():
     matplotlib = pytest.importorskip("matplotlib")
     expected = matplotlib.colormaps["magma"](np.arange(256), bytes=True)[:, :3]
-    assert np.array_equal(rasterplot.colormap_lut("magma"), expected)
-    assert np.array_equal(rasterplot.colormap_lut("viridis"), matplotlib.colormaps["viridis"](np.arange(256), bytes=True)[:, :3])
+    assert np.array_equal(raster.colormap_lut("magma"), expected)
+    assert np.array_equal(raster.colormap_lut("viridis"), matplotlib.colormaps["viridis"](np.arange(256), bytes=True)[:, :3])
     with pytest.raises(ValueError, match="nope"):
-        rasterplot.colormap_lut("nope")
+        raster.colormap_lut("nope")
 
 
 @pytest.mark.parametrize(
@@ -35,14 +35,14 @@ def test_magma_table_is_matplotlibs():
     ],
 )
 def test_nice_ticks(low, high, bins, ticks):
-    values, _ = rasterplot.nice_ticks(low, high, bins)
+    values, _ = raster.nice_ticks(low, high, bins)
     assert np.allclose(values, ticks)
 
 
 def _png(images, **kw):
     args = dict(t_start=0.0, t_end=10.0, f_low=0.0, f_high=8000.0, title="t", size=(1200, 600))
     args.update(kw)
-    data = rasterplot.spectrogram_png(images, **args)
+    data = raster.spectrogram_png(images, **args)
     return np.asarray(PIL.open(io.BytesIO(data)).convert("RGB"))
 
 
@@ -52,7 +52,7 @@ def test_a_one_row_line_is_never_lost_whatever_the_sizes(rows, cols):
     image[rows // 3, :] = 0.0  # one loud row
     pixels = _png(image, size=(900, 500))
     assert pixels.shape == (500, 900, 3)
-    top = rasterplot.colormap_lut("magma")[255]
+    top = raster.colormap_lut("magma")[255]
     loud_rows = np.flatnonzero((pixels == top).all(axis=2).sum(axis=1) > 600)
     assert loud_rows.size >= 1  # drawn across the whole width
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ..errors import ParameterError
-from ..io import is_stdio, outputs_together, write_bytes_atomic
+from ..io import is_stdio, outputs_together
 from ..io.npy import NpyFrameWriter, write_sidecar
 from ..io.reader import BLOCK_SAMPLES, AudioSource
 from ..validate import check_int
@@ -208,7 +208,7 @@ def features_file(
     with inputs.open(path) as source:
         png_path, npy_path = default_outputs(path, options.kind, png, npy)
         if png_path is not None:
-            from .timefreq_draw import check_cmap
+            from ..plot.timefreq import check_cmap
 
             check_cmap(options.timefreq.cmap)
         job = _FeatureJob(options, source, size)
@@ -399,7 +399,9 @@ class _FeatureJob:
                 meta = self._sidecar(shape)
                 written += [npy_path, str(write_sidecar(npy_path, meta))]
             if png_path is not None:
-                self._draw(png_path, poolers)
+                from ..plot.timefreq import draw_features
+
+                draw_features(png_path, poolers, self)
                 if not is_stdio(png_path):
                     written.insert(0, png_path)
         return written, shape
@@ -548,48 +550,6 @@ class _FeatureJob:
         if self.o.kind == "mfcc":
             text = f"DCT-II ortho over the mel rows of [{text}]"
         return text
-
-    def _draw(self, png_path: str, poolers: list[Any]) -> None:
-        from .. import rasterplot
-
-        images = poolers[0].image[None] if len(poolers) == 1 else np.stack([p.image for p in poolers])
-        images = np.where(np.isfinite(images), images, np.nanmin(np.where(np.isfinite(images), images, np.inf)))
-        o = self.o
-        if o.is_kaldi:
-            hop, win = self.kopts.window_shift, self.kopts.window_size
-            t0 = 0.0
-        else:
-            hop, win = self.plan.hop_length, self.plan.win_length
-            t0 = float(self.plan.times(1, where="start")[0])
-        sr = self.source.sr
-        t1 = t0 + (self.n_frames - 1) * hop / sr + win / sr
-        name = self.source.name if is_stdio(self.source.name) else self.source.name.rsplit("/", 1)[-1]
-        what = {"mfcc": f"{self.dim} MFCC", "mel": f"{self.dim} log-mel"}[o.kind]
-        if o.is_kaldi:
-            what = f"Kaldi {'fbank' if o.kind == 'mel' else 'MFCC'} ({self.dim})"
-        title = f"{name} — {what}, sr {sr} Hz, win {win}, hop {hop}" + (f", compat {o.compat}" if o.compat else "")
-        if o.timefreq.channel is not None:
-            title += f", channel {o.timefreq.channel}"
-        label = "coefficient" if o.kind == "mfcc" else ("ln energy" if o.is_kaldi else f"log-mel ({self.log})")
-        kwargs: dict[str, Any] = dict(
-            t_start=t0,
-            t_end=t1,
-            f_low=-0.5,
-            f_high=self.dim - 0.5,
-            title=title,
-            colorbar_label=label,
-            cmap=o.timefreq.cmap,
-            size=self.size,
-        )
-        png: bytes | None = None
-        if rasterplot.available():
-            with contextlib.suppress(rasterplot.LayoutError):
-                png = rasterplot.spectrogram_png(images, ylabel="row", **kwargs)
-        if png is None:
-            from ..plot import png_bytes, spectrogram_figure
-
-            png = png_bytes(spectrogram_figure(images, ylabel="row", **kwargs))
-        write_bytes_atomic(png_path, png)
 
 
 LogUnit = Literal["db", "ln", "log10"]

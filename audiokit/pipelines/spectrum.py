@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, ParameterError
-from ..io import check_distinct, check_output_path, outputs_together, write_bytes_atomic
+from ..io import check_distinct, check_output_path, outputs_together
 from ..io.npy import save_npy, sidecar_path
+from ..plot.spectrum import DB_RANGE
 from .params import InputOptions, check_channel, check_channel_of, check_figure_path, check_syntax, duration_samples, frequency_hz
 from .progress import SILENT, Reporter
 from .registry import JobResult, JobSpec, SourceFacts, no_outputs
@@ -21,10 +22,6 @@ from .sidecar import provenance
 
 __all__ = ["SPECTRUM_SPEC", "SpectrumOptions", "check_options", "spectrum_file", "spectrum_job", "DB_RANGE"]
 
-#: Dynamic range shown by the dB plot, below its highest value (dB).
-DB_RANGE = 140.0
-#: Most channels drawn as lines (with their peak labels) in one spectrum PNG.
-MAX_LINES = 8
 #: Source subtypes whose samples float32 holds exactly (<= 24-bit codes, float32 itself).
 _EXACT_IN_FLOAT32 = frozenset({"PCM_U8", "PCM_S8", "PCM_16", "PCM_24", "FLOAT"})
 
@@ -191,7 +188,9 @@ def spectrum_job(
         if npy is not None:
             _save_npy(npy, spectra, options.phase, report, options.fft)
         if png is not None:
-            _draw(png, spectra, found, report, options, xlim)
+            from ..plot.spectrum import draw_spectrum
+
+            draw_spectrum(png, spectra, found, report, options, xlim)
     return JobResult(SourceFacts.of(source), report=report)
 
 
@@ -251,60 +250,6 @@ def _display_range(fmin: str | None, fmax: str | None, top: float) -> tuple[floa
     if high <= low:
         raise ParameterError(f"--fmin {low:g} Hz must be below --fmax {high:g} Hz")
     return low, high
-
-
-def _draw(
-    path: str,
-    spectra: list[Any],
-    found: list[Any],
-    report: dict[str, Any],
-    options: SpectrumOptions,
-    xlim: tuple[float, float] | None,
-) -> None:
-    from ..dsp.dft import amplitude_to_db
-    from ..plot import parse_size, png_bytes, spectrum_figure
-    from .timefreq_draw import title_name
-
-    linear, two_sided = options.linear, options.two_sided
-    if len(spectra) > MAX_LINES:
-        warnings.warn(
-            f"{report['path']}: drawing channels 0-{MAX_LINES - 1} of {len(spectra)} in the PNG "
-            "(--channel N or --mix for another; the report and the .npy hold every channel)",
-            stacklevel=3,
-        )
-        spectra, found = spectra[:MAX_LINES], found[:MAX_LINES]
-    spec = spectra[0]
-    lines = [s.two_sided() if two_sided else (s.freqs, s.amplitude) for s in spectra]
-    freqs = lines[0][0]
-    amplitude = lines[0][1] if len(lines) == 1 else np.stack([a for _, a in lines])
-    values = amplitude if linear else amplitude_to_db(amplitude)
-    marks = []
-    for channel_peaks in found:
-        for peak in channel_peaks:
-            value = peak.amplitude if linear else peak.dbfs
-            if two_sided and 0 < peak.freq_hz < spec.nyquist:  # DC and Nyquist have no mirror to share with
-                value = value / 2 if linear else value - 20 * math.log10(2)
-            marks.append((peak.freq_hz, value, f"{peak.freq_hz:.2f} Hz, {round(peak.dbfs, 1) + 0.0:.1f} dBFS"))
-            if two_sided and 0 < peak.freq_hz < spec.nyquist:
-                marks.append((report["sr"] - peak.freq_hz, value, f"mirror of {peak.freq_hz:.2f} Hz"))
-    name = title_name(report["path"])
-    title = (
-        f"{name} — N {report['n']}, n_fft {report['n_fft']}, sr {report['sr']} Hz, Δf {report['df']:.4g} Hz, "
-        f"window {report['window']}" + (" — two-sided" if two_sided else "")
-    )
-    fig = spectrum_figure(
-        freqs,
-        values,
-        title=title,
-        nyquist=spec.nyquist,
-        peaks=marks,
-        two_sided=two_sided,
-        size=parse_size(options.size),
-        ylabel="amplitude (linear, 1 = full scale)" if linear else "amplitude (dBFS)",
-        floor=None if linear else float(np.max(values)) - DB_RANGE,
-        xlim=xlim,
-    )
-    write_bytes_atomic(path, png_bytes(fig))
 
 
 def _run(path: str, outputs: Mapping[str, str], options: SpectrumOptions, inputs: InputOptions) -> JobResult:

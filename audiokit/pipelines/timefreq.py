@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import defaults
 from ..errors import InputError, ParameterError
-from ..io import check_distinct, check_output_path, derived_output, is_stdio, outputs_together, write_bytes_atomic
+from ..io import check_distinct, check_output_path, derived_output, is_stdio, outputs_together
 from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
 from ..io.reader import BLOCK_SAMPLES, AudioSource
 from .params import InputOptions, check_channel, check_channel_of, check_figure_path, choice, duration_samples, frequency_hz
@@ -295,7 +295,7 @@ def timefreq(
         check_channel_of(options.channel, source)
         png_path, npy_path = default_outputs(path, options.kind, png, npy)
         if png_path is not None:
-            from .timefreq_draw import check_cmap
+            from ..plot.timefreq import check_cmap
 
             check_cmap(options.cmap)
         if job.want_complex and npy_path is None:
@@ -438,7 +438,7 @@ class _Job:
             if not heard:
                 warnings.warn(f"{source.name}: the input is digital silence; every value is the floor", stacklevel=3)
             if png_path is not None:
-                from .timefreq_draw import draw_timefreq
+                from ..plot.timefreq import draw_timefreq
 
                 draw_timefreq(
                     png_path,
@@ -567,7 +567,6 @@ def _save_filterbank(
 ) -> None:
     """Save the bank's matrix (+ sidecar) and/or draw its triangles; append the written paths."""
     from ..io.npy import save_npy
-    from ..plot import filterbank_figure, parse_size, png_bytes
 
     sr = plan.sr
     if npy is not None:
@@ -586,10 +585,8 @@ def _save_filterbank(
         }
         written += [npy, str(save_npy(npy, bank, meta))]
     if png is not None:
-        title = (
-            f"{mel.n_mels} mel filters ({mel.mel_scale}, norm {mel.norm}) over {plan.n_freqs} bins, "
-            f"sr {sr} Hz, n_fft {plan.n_fft}"
-        )
-        write_bytes_atomic(png, png_bytes(filterbank_figure(bank, plan.freqs, title=title, size=parse_size(size))))
+        from ..plot.timefreq import draw_filterbank
+
+        draw_filterbank(png, bank, plan, mel, size)
         if not is_stdio(png):
             written.insert(0, png)

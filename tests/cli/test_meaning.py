@@ -125,7 +125,7 @@ def test_many_channels_draw_a_readable_png_quickly(cli, tmp_path):
 
 
 def test_titles_escape_characters_the_font_lacks():
-    from audiokit.pipelines.timefreq_draw import title_name
+    from audiokit.plot import title_name
 
     assert title_name("/data/语音.wav") == "\\u8bed\\u97f3.wav"
     assert title_name("/data/café ñ.wav") == "café ñ.wav"

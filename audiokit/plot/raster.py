@@ -9,8 +9,8 @@ then imported), and the image at the axes' exact pixel size: columns and rows ar
 pixels (a narrow line or a short click is never dropped, where resampling by nearest neighbour may skip
 it) or repeated up to them.  The PNG is encoded once, zlib level 1.
 
-:func:`audiokit.plot.spectrogram_figure` still returns a matplotlib Figure of the same picture for
-library use.
+:func:`audiokit.plot.figure.spectrogram_figure` still returns a matplotlib Figure of the same picture for
+library use; :func:`audiokit.plot.timefreq.render_timefreq` picks between the two.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LayoutError", "spectrogram_png", "nice_ticks", "colormap_lut"]
+from .layout import DPI
 
-DPI = 100
+__all__ = ["LayoutError", "available", "colormap_lut", "nice_ticks", "spectrogram_png"]
+
 PT = DPI / 72  # pixels per point
 FONT_PX = 10 * PT  # rcParams font.size 10 pt
 TICK_LEN = 3.5 * PT
@@ -198,7 +199,7 @@ def spectrogram_png(
     mel_ticks: tuple[Sequence[float], Sequence[str]] | None = None,
     ylabel: str = "frequency (Hz)",
 ) -> bytes:
-    """The PNG of :func:`audiokit.plot.spectrogram_figure` (same arguments), drawn without matplotlib."""
+    """The PNG of :func:`audiokit.plot.figure.spectrogram_figure` (same arguments), drawn without matplotlib."""
     images = images_db if images_db.ndim == 3 else images_db[None]
     finite = images[np.isfinite(images)]
     vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
