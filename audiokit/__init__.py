@@ -35,14 +35,14 @@ if TYPE_CHECKING:
         stft,
     )
     from .io import open_audio, read, write
-    from .signal import Signal
+    from .io.signal import Signal
 
 #: Where each lazily imported public name lives.
 _LAZY = {
     "read": "io",
     "write": "io",
     "open_audio": "io",
-    "Signal": "signal",
+    "Signal": "io.signal",
     **{
         name: "api"
         for name in (
@@ -64,7 +64,8 @@ _LAZY = {
     },
 }
 
-#: Submodules reachable as attributes of the package without an explicit import.
+#: Submodules reachable as attributes of the package without an explicit import (``corpus`` is
+#: :mod:`audiokit.batch.corpus`, under the name the README documents).
 _SUBMODULES = ("corpus",)
 
 __all__ = ["AudiokitError", "InputError", "OutputError", "ParameterError", "__version__", *_LAZY]

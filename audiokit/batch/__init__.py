@@ -9,6 +9,7 @@ module         owns
 ``tasks``      what a worker runs (a task of several inputs) and its thread environment
 ``executor``   in-process, local process pool and Dask backends behind one interface
 ``runner``     :func:`run_batch`: plan, resume, run, record, summary
+``corpus``     reading an ``--out`` folder back (``audiokit.corpus.open(DIR)``): ids, memory-mapped arrays
 =============  ==============================================================
 
 Nothing here imports Typer or prints.  Names are loaded lazily so that a

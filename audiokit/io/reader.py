@@ -23,9 +23,9 @@ import numpy as np
 import soundfile as sf
 
 from ..errors import InputError, ParameterError
-from ..signal import Signal
 from .flac import UNKNOWN_FRAMES, count_samples, with_total_samples
 from .raw import RawFormat
+from .signal import Signal
 from .signature import SIGNATURE_BYTES, container_signature
 from .wavheader import WavHeader, scan_wav_header
 
