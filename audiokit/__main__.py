@@ -2,10 +2,12 @@
 
 import sys
 
+from .errors import ExitStatus  # already imported with the package
+
 try:
     from .cli.app import run
 except KeyboardInterrupt:  # Ctrl-C while the interpreter is still importing the CLI
     sys.stderr.write("error: interrupted\n")
-    sys.exit(130)
+    sys.exit(ExitStatus.INTERRUPTED)
 
 run()

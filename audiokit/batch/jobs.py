@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..errors import AudiokitError, ParameterError
+from ..errors import AudiokitError, ExitStatus, ParameterError
 from ..pipelines import registry
 from ..pipelines.params import InputOptions
 from .inputs import InputItem
@@ -200,7 +200,7 @@ def run_item(job: Job, item: InputItem, out_dir: str, made_dirs: set[str] | None
         record.update(
             status="failed",
             error=f"{item.path}: internal error: {type(exc).__name__}: {text}",
-            exit_code=1,
+            exit_code=ExitStatus.INTERNAL,
             outputs={},
             shape=None,
         )

@@ -35,7 +35,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import OutputError, ParameterError
+from ..errors import ExitStatus, OutputError, ParameterError
 from ..io.atomic import describe_os_error
 from .executor import Backend, PoolBackend, make_backend
 from .inputs import InputItem, collect_inputs
@@ -170,7 +170,7 @@ class BatchStats:
     @property
     def exit_code(self) -> int:
         """0 when no input failed, 3 otherwise."""
-        return 3 if self.failed else 0
+        return ExitStatus.INPUT if self.failed else ExitStatus.OK
 
     def progress(self) -> str:
         """How far the run got, e.g. ``96 of 306 done, 2 failed`` (done: ``skipped + ok``, what a re-run skips)."""

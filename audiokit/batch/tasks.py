@@ -14,6 +14,8 @@ import signal
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import ExitStatus
+
 __all__ = ["THREAD_VARS", "single_thread_env", "init_worker", "run_task", "chunked"]
 
 #: One BLAS/OpenMP/FFTW thread per worker: the batch's parallelism is its processes.
@@ -35,7 +37,7 @@ def single_thread_env() -> dict[str, str | None]:
 
 
 def _terminated(signum: int, frame: object) -> None:
-    raise SystemExit(143)
+    raise SystemExit(ExitStatus.TERMINATED)
 
 
 def init_worker() -> None:

@@ -154,7 +154,6 @@ def _progress() -> Iterator[Callable[[BatchStats], None]]:
 
 
 def _run(name: str, options_from: Callable[[Mapping[str, Any]], Any], params: dict[str, Any]) -> int:
-    console.configure(quiet=params.get("quiet", False))
     job = Job(command=name, options=options_from(params), inputs=inputs_from(params), png=params.get("png", False))
     request = BatchRequest(
         job=job,

@@ -12,7 +12,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 
-_state = {"quiet": False}
+_state = {"quiet": False, "debug": False}
 
 
 def configure(*, quiet: bool = False) -> None:
@@ -20,6 +20,16 @@ def configure(*, quiet: bool = False) -> None:
     _state["quiet"] = quiet
     warnings.simplefilter("always")
     warnings.showwarning = _show_warning
+
+
+def set_debug(on: bool) -> None:
+    """Record whether ``--debug`` was given: the CLI then prints the traceback of an error."""
+    _state["debug"] = on
+
+
+def debugging() -> bool:
+    """True when ``--debug`` was given in this run."""
+    return _state["debug"]
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

@@ -14,9 +14,7 @@ from ..io import is_stdio
 from ..pipelines.dehum import DehumOptions, dehum_file
 from . import console
 from .options import (
-    Debug,
     FixNonFinite,
-    Quiet,
     RawChannels,
     RawFormatOpt,
     RawRate,
@@ -133,8 +131,6 @@ def dehum_command(
     fmt: RawFormatOpt = None,
     channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
-    quiet: Quiet = False,
-    debug: Debug = False,
 ) -> int:
     """Remove mains hum (50/60 Hz and harmonics) and write the cleaned WAV.
 
@@ -158,7 +154,6 @@ def dehum_command(
         audiokit dehum rec.wav --freq auto --residual hum.wav --json
     """
     params = dict(locals())
-    console.configure(quiet=quiet)
     options = options_from(params)
     if is_stdio(output) and json_out:
         raise ParameterError("--json and -o - both write to stdout: give -o PATH with --json")

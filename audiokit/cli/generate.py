@@ -7,8 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..pipelines.generate import GenerateOptions, generate
-from . import console
-from .options import Debug, Quiet, print_paths, refuse_terminal
+from .options import print_paths, refuse_terminal
 
 
 def generate_command(
@@ -24,8 +23,6 @@ def generate_command(
         Optional[str],
         typer.Option("--subtype", help="PCM_U8, PCM_16, PCM_24, PCM_32, FLOAT or DOUBLE.  Default: FLOAT (.flac: PCM_24)."),
     ] = None,
-    quiet: Quiet = False,
-    debug: Debug = False,
 ) -> int:
     """Generate a test signal and write it as WAV (to -o PATH, or stdout).
 
@@ -48,7 +45,6 @@ def generate_command(
 
         audiokit generate "chirp:200:3600" --rate 8k --dur 2s | audiokit info -
     """
-    console.configure(quiet=quiet)
     target = output if output is not None else "-"
     refuse_terminal(target, "WAV")
     options = GenerateOptions(dur=dur, rate=rate, seed=seed, channels=channels, subtype=subtype)

@@ -13,7 +13,7 @@ import typer
 from ..errors import ParameterError
 from ..pipelines.griffinlim import GriffinLimOptions, griffinlim_file
 from . import console
-from .options import Debug, Quiet, print_paths, refuse_terminal, reporter
+from .options import print_paths, refuse_terminal, reporter
 
 
 def griffinlim_command(
@@ -43,8 +43,6 @@ def griffinlim_command(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the settings and the spectral convergence of every iteration as JSON on stdout.")
     ] = False,
-    quiet: Quiet = False,
-    debug: Debug = False,
 ) -> int:
     """Rebuild audio from a magnitude, power, dB or mel spectrogram by fast Griffin-Lim.
 
@@ -65,7 +63,6 @@ def griffinlim_command(
 
         audiokit griffinlim mag.npy --iters 64 -o speech.gl.wav --json
     """
-    console.configure(quiet=quiet)
     if json_out and output == "-":
         raise ParameterError("--json and -o - would both write to stdout; give -o PATH with --json")
     refuse_terminal(output, "WAV")

@@ -11,7 +11,7 @@ import typer
 from ..errors import InputError, ParameterError
 from ..pipelines.info import InfoOptions, info
 from . import console
-from .options import Debug, FixNonFinite, Quiet, RawChannels, RawFormatOpt, RawRate, inputs_from, reporter
+from .options import FixNonFinite, RawChannels, RawFormatOpt, RawRate, inputs_from, reporter
 
 
 def options_from(params: Mapping[str, Any]) -> InfoOptions:
@@ -56,8 +56,6 @@ def info_command(
     fmt: RawFormatOpt = None,
     channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
-    quiet: Quiet = False,
-    debug: Debug = False,
 ) -> int:
     """Show format, duration and levels (peak, RMS, DC offset, clipped samples).
 
@@ -78,7 +76,6 @@ def info_command(
         audiokit info *.wav --jsonl | jq -r '[.path, .levels[0].rms_dbfs] | @tsv'
     """
     params = dict(locals())
-    console.configure(quiet=quiet)
     if json_out and json_lines:
         raise ParameterError("--json and --jsonl exclude each other (--json indents each object, --jsonl puts one per line)")
     inputs = inputs_from(params)

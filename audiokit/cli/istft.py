@@ -7,8 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..pipelines.istft import IstftOptions, istft_file
-from . import console
-from .options import Debug, Quiet, print_paths, refuse_terminal, reporter
+from .options import print_paths, refuse_terminal, reporter
 
 
 def istft_command(
@@ -24,8 +23,6 @@ def istft_command(
     fix_nonfinite: Annotated[
         bool, typer.Option("--fix-nonfinite", help="Replace NaN/Inf values of the STFT with 0 instead of refusing it.")
     ] = False,
-    quiet: Quiet = False,
-    debug: Debug = False,
 ) -> int:
     """Inverse STFT by weighted overlap-add, exact wherever the window sum is nonzero.
 
@@ -43,7 +40,6 @@ def istft_command(
 
         audiokit istft spec.npy -o speech.rebuilt.wav
     """
-    console.configure(quiet=quiet)
     refuse_terminal(output, "WAV")
     result = istft_file(spec_path, output, IstftOptions(subtype=subtype, fix_nonfinite=fix_nonfinite), reporter=reporter())
     print_paths([result.output] if result.output != "-" else [])

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import typer
 
 from ..pipelines.timefreq import TimeFreqOptions, filterbank_job
-from . import console
 from .feature_options import (
     Amin,
     Center,
@@ -45,9 +44,7 @@ from .feature_options import (
 )
 from .options import (
     Channel,
-    Debug,
     FixNonFinite,
-    Quiet,
     RawChannels,
     RawFormatOpt,
     RawRate,
@@ -128,8 +125,6 @@ def mel_command(
     fmt: RawFormatOpt = None,
     channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
-    quiet: Quiet = False,
-    debug: Debug = False,
 ) -> int:
     """Log-mel spectrogram: mel filter bank applied to |STFT|^2, in dB (or ln).
 
@@ -150,7 +145,6 @@ def mel_command(
         audiokit mel examples/data/speech.wav --nfft 512 --filterbank -o melfb.png --npy melfb.npy
     """
     params = dict(locals())
-    console.configure(quiet=quiet)
     refuse_terminal(output, "PNG")
     options = options_from(params)
     inputs = inputs_from(params)

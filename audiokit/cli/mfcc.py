@@ -7,7 +7,6 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from . import console
 from .feature_options import (
     Amin,
     Center,
@@ -42,9 +41,7 @@ from .feature_options import (
 )
 from .options import (
     Channel,
-    Debug,
     FixNonFinite,
-    Quiet,
     RawChannels,
     RawFormatOpt,
     RawRate,
@@ -135,8 +132,6 @@ def mfcc_command(
     fmt: RawFormatOpt = None,
     channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
-    quiet: Quiet = False,
-    debug: Debug = False,
 ) -> int:
     """MFCC: orthonormal DCT-II of the log-mel spectrogram, or Kaldi's with --compat kaldi.
 
@@ -157,7 +152,6 @@ def mfcc_command(
         audiokit mfcc speech.wav --compat kaldi --deltas 2 --cmvn sliding --npy feats.npy
     """
     params = dict(locals())
-    console.configure(quiet=quiet)
     refuse_terminal(output, "PNG")
     from ..pipelines.features import features_file
 

@@ -16,8 +16,6 @@ from . import console
 
 RAW_PANEL = "Raw PCM input (headerless files or stdin)"
 
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on stderr but errors.")]
-Debug = Annotated[bool, typer.Option("--debug", help="Show the Python traceback on errors.")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of a table.")]
 RawRate = Annotated[
     Optional[str],

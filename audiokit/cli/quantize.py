@@ -16,9 +16,7 @@ from ..errors import ParameterError
 from ..pipelines.quantize import QuantizeOptions, quantize_file
 from . import console
 from .options import (
-    Debug,
     FixNonFinite,
-    Quiet,
     RawChannels,
     RawFormatOpt,
     RawRate,
@@ -66,8 +64,6 @@ def quantize_command(
     fmt: RawFormatOpt = None,
     channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
-    quiet: Quiet = False,
-    debug: Debug = False,
 ) -> int:
     """Requantize to B bits on the mid-tread grid k / 2^(B-1) and report the SQNR.
 
@@ -88,7 +84,6 @@ def quantize_command(
         audiokit quantize tone.wav --bits 4 --noise-shape first --json -o tone4.wav
     """
     params = dict(locals())
-    console.configure(quiet=quiet)
     options = options_from(params)
     if json_out and output == "-":
         raise ParameterError("--json and -o - would both write to stdout; give -o PATH with --json")

@@ -8,11 +8,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..pipelines.resample import ResampleOptions, resample_file
-from . import console
 from .options import (
-    Debug,
     FixNonFinite,
-    Quiet,
     RawChannels,
     RawFormatOpt,
     RawRate,
@@ -58,8 +55,6 @@ def resample_command(
     fmt: RawFormatOpt = None,
     channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
-    quiet: Quiet = False,
-    debug: Debug = False,
 ) -> int:
     """Convert the sample rate (band-limited, or naive with --no-filter) and write WAV.
 
@@ -81,7 +76,6 @@ def resample_command(
         audiokit generate "sine:9k" --rate 48k | audiokit resample - --to 16k --no-filter -o alias.wav
     """
     params = dict(locals())
-    console.configure(quiet=quiet)
     refuse_terminal(output, "WAV")
     result = resample_file(file, output, options_from(params), inputs=inputs_from(params), reporter=reporter())
     print_paths([result.output] if result.output != "-" else [])

@@ -8,7 +8,6 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..pipelines.timefreq import TimeFreqOptions, timefreq
-from . import console
 from .feature_options import (
     Amin,
     Center,
@@ -26,9 +25,7 @@ from .feature_options import (
 )
 from .options import (
     Channel,
-    Debug,
     FixNonFinite,
-    Quiet,
     RawChannels,
     RawFormatOpt,
     RawRate,
@@ -88,8 +85,6 @@ def spectrogram_command(
     fmt: RawFormatOpt = None,
     channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
-    quiet: Quiet = False,
-    debug: Debug = False,
 ) -> int:
     """Spectrogram: |STFT| of frames [m*hop, m*hop + n_fft), as a PNG and/or .npy.
 
@@ -108,7 +103,6 @@ def spectrogram_command(
         audiokit spectrogram rec.wav --nfft 2048 --hop 512 -o rec.png --npy rec.npy --scale power
     """
     params = dict(locals())
-    console.configure(quiet=quiet)
     refuse_terminal(output, "PNG")
     result = timefreq(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
     print_paths(result.written, to_stderr=result.png_to_stdout)

@@ -14,10 +14,8 @@ from ..pipelines.spectrum import SpectrumOptions, spectrum_file
 from . import console
 from .options import (
     Channel,
-    Debug,
     FixNonFinite,
     Json,
-    Quiet,
     RawChannels,
     RawFormatOpt,
     RawRate,
@@ -137,8 +135,6 @@ def spectrum_command(
     fmt: RawFormatOpt = None,
     channels: RawChannels = None,
     fix_nonfinite: FixNonFinite = False,
-    quiet: Quiet = False,
-    debug: Debug = False,
 ) -> int:
     """One-sided DFT of the signal (or a segment): resolution, Nyquist and peaks.
 
@@ -154,7 +150,6 @@ def spectrum_command(
         audiokit spectrum rec.wav --start 1s --dur 0.5s --nfft 32768 -o rec.spectrum.png --json
     """
     params = dict(locals())
-    console.configure(quiet=quiet)
     if json_out and output == "-":
         raise ParameterError("--json and -o - both write to stdout; choose one")
     refuse_terminal(output, "PNG")

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import io
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -370,3 +375,151 @@ def test_missing_argument(cli):
     assert err == "error: Missing argument 'FILES...'. (see 'audiokit info --help')\n" or (
         err.startswith("error: Missing argument") and err.count("\n") == 1
     )
+
+
+# --- exit statuses: one enum ----------------------------------------------------------------------------------
+
+PACKAGE = Path(audiokit.__file__).parent
+README = PACKAGE.parent / "README.md"
+
+
+def _readme_exit_codes() -> set[int]:
+    """The codes of the README's "Exit codes" table: each row's first cell, and ``143:`` inside the 130 row."""
+    table = README.read_text().split("## Exit codes", 1)[1].split("\n\n")[1]
+    rows = [line.split("|")[1:3] for line in table.splitlines()[2:]]
+    return {int(code) for code, _ in rows} | {int(c) for _, meaning in rows for c in re.findall(r"\b(\d{3}): ", meaning)}
+
+
+def test_exit_statuses_are_one_enum_and_the_readme_table():
+    from audiokit.errors import AudiokitError, ExitStatus, InputError, OutputError, ParameterError
+
+    assert {int(s) for s in ExitStatus} == _readme_exit_codes() == {0, 1, 2, 3, 4, 130, 141, 143}
+    assert (ExitStatus.INTERRUPTED, ExitStatus.TERMINATED, ExitStatus.BROKEN_PIPE) == tuple(
+        128 + s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE)
+    )
+    classes = {AudiokitError: ExitStatus.INTERNAL, ParameterError: ExitStatus.USAGE, InputError: ExitStatus.INPUT}
+    for cls, status in {**classes, OutputError: ExitStatus.OUTPUT}.items():
+        assert type(cls.exit_code) is ExitStatus and cls.exit_code is status, cls
+
+
+def _literal_exit_statuses(path: Path) -> set[tuple[int, int]]:
+    """``(line, status)`` wherever ``path`` writes an exit status as a number: ``sys.exit(3)``, ``SystemExit(143)``,
+    ``exit_code = 2``, ``exit_code=1``, an ``exit_code`` property returning one, any 130/141/143 (but in the enum
+    itself, errors.py) and any ``return 2`` in cli/app.py (the error map)."""
+
+    def numbers(node: ast.AST | None) -> list[int]:
+        if isinstance(node, ast.IfExp):
+            return numbers(node.body) + numbers(node.orelse)
+        return [node.value] if isinstance(node, ast.Constant) and type(node.value) is int else []
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        values: list[int] = []
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("sys.exit", "SystemExit", "exit", "typer.Exit"):
+            values = [v for arg in node.args for v in numbers(arg)]
+        elif isinstance(node, ast.Assign) and any(ast.unparse(t).endswith("exit_code") for t in node.targets):
+            values = numbers(node.value)
+        elif isinstance(node, ast.keyword) and node.arg == "exit_code":
+            values = numbers(node.value)
+        elif isinstance(node, ast.FunctionDef) and (node.name == "exit_code" or path.name == "app.py"):
+            found |= {(sub.lineno, v) for sub in ast.walk(node) if isinstance(sub, ast.Return) for v in numbers(sub.value)}
+        elif isinstance(node, ast.Constant) and type(node.value) is int and node.value in (130, 141, 143):
+            values = [node.value] if path.name != "errors.py" else []
+        found |= {(node.lineno, v) for v in values}  # type: ignore[attr-defined]
+    return found
+
+
+def test_no_exit_status_is_written_as_a_number():
+    """Every exit status comes from ``audiokit.errors.ExitStatus`` (130/143/141/4/2/3 were literals in cli/app.py,
+    batch/runner.py, batch/tasks.py, batch/jobs.py, errors.py and __main__.py)."""
+    found = {
+        f"{path.relative_to(PACKAGE)}:{line}": value
+        for path in PACKAGE.rglob("*.py")
+        for line, value in _literal_exit_statuses(path)
+    }
+    assert not found, found
+
+
+def test_the_literal_exit_status_check_finds_each_kind(tmp_path):
+    (tmp_path / "app.py").write_text(
+        "import sys\nclass E(Exception):\n    exit_code = 2\n"
+        "def exit_code(self):\n    return 3 if self.failed else 0\n"
+        "def f(record):\n    record.update(exit_code=1)\n    sys.exit(130)\n    raise SystemExit(143)\n    return 141\n"
+    )
+    found = _literal_exit_statuses(tmp_path / "app.py")
+    assert found == {(3, 2), (5, 3), (5, 0), (7, 1), (8, 130), (9, 143), (10, 141)}
+
+
+# --- -q/--quiet and --debug: declared once, taken by every command ----------------------------------------------
+
+
+def _command_paths() -> list[list[str]]:
+    """Every command and ``audiokit batch`` subcommand, as the argv before its own options (a group -- ``batch``
+    itself -- takes none: ``audiokit batch -q mel`` never worked)."""
+    from audiokit.cli.lazy import load_command
+    from audiokit.pipelines import registry
+
+    paths = []
+    for entry in registry.entries():
+        command = load_command(entry.name)
+        paths += [[entry.name, sub] for sub in command.commands] if hasattr(command, "commands") else [[entry.name]]
+    return paths
+
+
+COMMAND_PATHS = _command_paths()
+
+
+@pytest.mark.parametrize("path", COMMAND_PATHS, ids=" ".join)
+def test_every_command_takes_quiet_and_debug(cli, path):
+    """Before ``--help`` (eager, but parsed after them): an unknown ``-q`` would be exit 2, "No such option"."""
+    for flags in (["-q", "--debug"], ["--quiet"]):
+        code, out, err = cli(*path, *flags, "--help")
+        assert (code, err) == (0, ""), err
+        assert re.search(r"--quiet +-q +Print nothing on stderr but errors\.", out), out
+        assert re.search(r"--debug +Show the Python traceback on errors\.", out), out
+
+
+def test_no_command_declares_quiet_or_debug_itself():
+    """They are added to every command in one place (audiokit.cli.common): eleven signatures declared them."""
+    from audiokit.pipelines import registry
+
+    for entry in registry.entries():
+        target = registry.load(entry.cli)
+        if callable(target) and inspect.isfunction(target):
+            assert not {"quiet", "debug"} & set(inspect.signature(target).parameters), entry.name
+
+
+@pytest.mark.parametrize("where", ["end", "before the argument"])
+def test_quiet_anywhere_among_the_commands_options_silences_warnings(cli, tmp_path, where):
+    out = tmp_path / "g.wav"
+    args = ["generate", "sine:440", "--dur", "2", "-o", out]  # --dur 2 is 2 samples: a warning
+    assert "warning: --dur 2 means 2 samples" in cli(*args)[2]
+    quiet = [*args, "-q"] if where == "end" else ["generate", "-q", *args[1:]]
+    assert cli(*quiet) == (0, f"{out}\n", "")
+
+
+def test_debug_given_as_an_options_value_is_not_debug(cli, tmp_path, monkeypatch):
+    """``--npy --debug`` names the .npy "--debug": it is parsed, not looked for in argv (which showed a traceback)."""
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "missing.wav"
+    assert cli("spectrum", missing, "--npy", "--debug") == (3, "", f"error: {missing}: no such file\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_debug_shows_the_traceback_of_a_bad_option_value(cli, tmp_path):
+    """--debug is read before the other options are converted (it is eager), wherever it stands."""
+    wav = tmp_path / "in.wav"
+    audiokit.write(wav, 0.1 * np.ones((1, 800)), 8000)
+    code, out, err = cli("mel", wav, "--n-mels", "0", "--npy", tmp_path / "m.npy", "--debug")
+    assert (code, out) == (2, "")
+    assert "Traceback (most recent call last)" in err and "BadParameter" in err
+    assert err.endswith(
+        "error: Invalid value for '--n-mels': Input should be greater than or equal to 1 (see 'audiokit mel --help')\n"
+    )
+
+
+def test_debug_lasts_one_run(cli, tmp_path):
+    missing = tmp_path / "missing.wav"
+    assert "Traceback" in cli("info", missing, "--debug")[2]
+    assert cli("info", "--bogus", missing) == (2, "", "error: No such option: --bogus (see 'audiokit info --help')\n")
+    assert cli("info", missing) == (3, "", f"error: {missing}: no such file\n")

@@ -7,6 +7,7 @@ plain option values gives what Typer's pydantic conversion gives, errors include
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import re
@@ -130,7 +131,6 @@ def _outcome(runtime, value, param, ctx):
 
 
 def test_fast_conversion_equals_typers_for_every_plain_parameter():
-    pytest.importorskip("typer._coercion", reason="Typer without pydantic coercion: nothing is replaced")
     from typer._click import Context
     from typer._coercion import build_runtime_param
 
@@ -158,6 +158,36 @@ def test_fast_conversion_equals_typers_for_every_plain_parameter():
                 )
                 checked += 1
     assert checked > 500
+
+
+def test_typer_is_the_tested_range_and_has_the_private_names_audiokit_uses():
+    """No public Typer API converts plain values without pydantic or shows ``FILE`` for ``{FILE}``, so
+    audiokit.cli.typer_hooks uses Typer's private modules: pyproject pins the tested range, and this fails loudly
+    when an upgrade moves any name used (rather than start-up or the help silently degrading)."""
+    import typer
+    from packaging.specifiers import SpecifierSet
+    from typer._click import Context, exceptions
+    from typer._coercion import RuntimeParam, TypeDescriptor, build_runtime_param
+
+    from audiokit.cli import typer_hooks
+    from audiokit.cli.lazy import load_command
+
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    pinned = SpecifierSet(re.search(r'"typer([<>=!~][^"]*)"', pyproject).group(1))
+    assert {spec.operator for spec in pinned} >= {">=", "<"}, pinned
+    assert typer.__version__ in pinned, (typer.__version__, str(pinned))
+    assert typer_hooks.click_exceptions is exceptions
+    assert all(isinstance(getattr(exceptions, n), type) for n in ("NoArgsIsHelpError", "ClickException", "UsageError"))
+    assert RuntimeParam.__abstractmethods__ == {"_coerce_value"} and callable(RuntimeParam.coerce)
+    assert {f.name for f in dataclasses.fields(RuntimeParam)} == {"parameter_info", "annotation"}
+    for name in ("annotation", "parameter_info", "file_annotation", "is_list", "is_path", "is_choice"):
+        assert hasattr(TypeDescriptor, name) or name in {f.name for f in dataclasses.fields(TypeDescriptor)}, name
+    command = load_command("mel")
+    argument = next(p for p in command.params if p.param_type_name == "argument")
+    assert callable(type(argument)._usage_display_name) and callable(type(argument).display_type_rich)
+    for param in [*command.params, command.get_help_option(Context(command))]:
+        assert isinstance(param.type_descriptor, TypeDescriptor) and hasattr(param, "_runtime_param"), param.name
+    assert isinstance(build_runtime_param(argument.type_descriptor), RuntimeParam)
 
 
 def test_fftw_backend_imports_no_pyfftw_interfaces_nor_scipy_fft():
