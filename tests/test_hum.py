@@ -254,9 +254,9 @@ def test_float_rounding_is_not_taken_for_a_line():
 
 def _state_with_rows(rows):
     """An analysis state after detect() whose 1 s frame amplitudes are ``rows`` (K, M), all treated."""
-    from audiokit.dsp.hum.analysis import _AnalysisState
+    from audiokit.dsp.hum.state import AnalysisState
 
-    s = _AnalysisState.checked(SR, 1, 10 * SR, 50.0, None, DEFAULT_THRESHOLD_DB)
+    s = AnalysisState.checked(SR, 1, 10 * SR, 50.0, None, DEFAULT_THRESHOLD_DB)
     k, m = rows.shape
     s.harmonics = np.arange(1, k + 1)
     s.rate, s.length, s.hop = 200.0, 201, 50  # 1 s frames, hop 0.25 s

@@ -5,6 +5,7 @@ The drawing layer's own rules (what ``plot/`` imports, nobody else draws) are in
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -35,3 +36,43 @@ def test_corpus_lives_in_batch_and_audiokit_corpus_is_that_module():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent, timeout=120)
     assert proc.stdout.split() == ["True"] * 5, proc.stderr[-2000:]
+
+
+def _imports_within(folder: Path) -> dict[str, set[str]]:
+    """Module name -> the modules of the same folder it imports (``from .x import``, type-checking ones included)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(folder.glob("*.py")):
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = [node.module] if node.module else [a.name for a in node.names]
+                found |= {n.split(".")[0] for n in names if (folder / f"{n.split('.')[0]}.py").exists()}
+        graph[path.stem] = found - {path.stem}
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (``[a, b, ..., a]``), or None."""
+    done: set[str] = set()
+
+    def visit(node: str, stack: list[str]) -> list[str] | None:
+        if node in stack:
+            return stack[stack.index(node) :] + [node]
+        if node in done:
+            return None
+        for target in sorted(graph.get(node, ())):
+            found = visit(target, [*stack, node])
+            if found:
+                return found
+        done.add(node)
+        return None
+
+    return next((c for c in (visit(n, []) for n in sorted(graph)) if c), None)
+
+
+def test_the_hum_and_plot_modules_import_each_other_without_a_cycle():
+    hum = _imports_within(PACKAGE / "dsp" / "hum")
+    assert "analysis" not in hum["fit"] and {"analysis", "fit"} <= {m for m, t in hum.items() if "state" in t}
+    for folder in (PACKAGE / "dsp" / "hum", PACKAGE / "plot"):
+        assert _cycle(_imports_within(folder)) is None, f"{folder.name}: {' -> '.join(_cycle(_imports_within(folder)))}"
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]  # the check itself finds one

@@ -162,6 +162,8 @@ Modules
 :mod:`~audiokit.dsp.hum.analysis`      :func:`analyze_hum`, :func:`analyze_hum_blocks`: the
                                        three passes (estimate f0, track drift, measure lines)
 :mod:`~audiokit.dsp.hum.fit`           refine phase, choose spans, average amplitudes, detect
+:mod:`~audiokit.dsp.hum.state`         :class:`~audiokit.dsp.hum.state.AnalysisState`: the checked request and
+                                       what each step adds (analysis and fit both use it)
 :mod:`~audiokit.dsp.hum.track`         long-term spectrum, demodulator, framer, projections
 :mod:`~audiokit.dsp.hum.smoothing`     kernel averages along the frame axis
 :mod:`~audiokit.dsp.hum.removal`       :class:`HumSubtractor`, :class:`HumEraser`, :class:`HumRemover`
@@ -172,22 +174,13 @@ Modules
 
 from __future__ import annotations
 
-from .analysis import (
-    AUTO_NOMINALS,
-    BLOCK_SIZE,
-    DEFAULT_THRESHOLD_DB,
-    MAX_HARMONICS,
-    MIN_SECONDS,
-    NOMINAL_TOLERANCE,
-    NYQUIST_MARGIN_HZ,
-    analyze_hum,
-    analyze_hum_blocks,
-)
+from .analysis import BLOCK_SIZE, DEFAULT_THRESHOLD_DB, MIN_SECONDS, analyze_hum, analyze_hum_blocks
 from .fit import REFINE_SPAN, SPANS
 from .meter import HumLevels, HumMeter, hum_levels
 from .model import FRAME_SECONDS, HOP_SECONDS, SHORT_FRAME_SECONDS, SHORT_HOP_SECONDS, HumAnalysis, PhaseSpline
 from .oneshot import DehumResult, dehum
 from .removal import ERASE_WINDOW_SECONDS, METHODS, HumEraser, HumRemover, HumSubtractor, Method
+from .state import AUTO_NOMINALS, MAX_HARMONICS, NOMINAL_TOLERANCE, NYQUIST_MARGIN_HZ
 
 __all__ = [
     "AUTO_NOMINALS",

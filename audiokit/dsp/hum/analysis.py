@@ -1,7 +1,7 @@
 """Measure the hum: :func:`analyze_hum` (in memory) and :func:`analyze_hum_blocks` (block by block).
 
-The analysis is a sequence of named steps passing one :class:`_AnalysisState`
-(the method is told in :mod:`audiokit.dsp.hum`):
+The analysis is a sequence of named steps passing one
+:class:`~audiokit.dsp.hum.state.AnalysisState` (the method is told in :mod:`audiokit.dsp.hum`):
 
 1. :func:`_estimate_f0` -- pass 1: long-term spectrum, harmonic-sum search of
    the reference frequency ``f_ref`` (choosing 50 or 60 Hz with ``auto``);
@@ -24,18 +24,17 @@ work on the frame arrays only (:mod:`audiokit.dsp.hum.fit`).
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ...errors import ParameterError
-from ...validate import check_int, check_real
+from ...validate import check_int
 from .fit import SPANS, average_amplitudes, choose_spans, detect, do_no_harm, refine_phase
 from .model import FRAME_SECONDS, HOP_SECONDS, SHORT_FRAME_SECONDS, SHORT_HOP_SECONDS, HumAnalysis, PhaseSpline, power_db
+from .state import AUTO_NOMINALS, MAX_HARMONICS, NOMINAL_TOLERANCE, NYQUIST_MARGIN_HZ, AnalysisState, search_window
 from .track import (
     FUNDAMENTAL_STEP_HZ,
     PROBE_FRACTIONS,
@@ -66,22 +65,13 @@ __all__ = [
     "as_2d",
 ]
 
-#: Nominal mains frequencies tried by ``freq=None`` (auto), Hz.
-AUTO_NOMINALS = (50.0, 60.0)
-#: Half-width of the search around a given nominal frequency, relative.
-NOMINAL_TOLERANCE = 0.01
-#: Highest harmonic considered by default.
-MAX_HARMONICS = 40
 #: Detection threshold: amplitude power over its noise-only variance (dB).
 DEFAULT_THRESHOLD_DB = 8.0
 #: Shortest signal analysed (s); shorter input is passed through with a warning.
 MIN_SECONDS = 0.5
-#: Harmonics stop this far below the Nyquist frequency (Hz).
-NYQUIST_MARGIN_HZ = 5.0
 #: Samples per block of the in-memory entry points (the analysis does not depend on it).
 BLOCK_SIZE = 1 << 16
 
-_MIN_SEARCH_HALF_WIDTH_HZ = 0.05  # the search window is at least ±0.05 Hz wide around the nominal
 _FMAX_MARGIN_HZ = 5.0  # the long-term spectrum reaches this far above the highest harmonic (Hz)
 _MAX_TRACKED = 12  # at most this many harmonics (the most prominent) steer the drift search
 _SEARCH_WIDENING = 0.5  # the drift search reaches this fraction of the window's width beyond it
@@ -94,38 +84,7 @@ _HINT_SCORE_DB = 20.0  # harmonic-sum score (dB) of a series at the other mains 
 _STACKLEVEL = 4
 
 
-# ----------------------------------------------------------------------------- parameter checks
-
-
-def _check_sr(sr: object) -> int:
-    return check_int(sr, "sr", minimum=1, message="sr must be a whole number of Hz > 0, got {value!r}")
-
-
-def _window(f: float) -> tuple[float, float]:
-    half = max(NOMINAL_TOLERANCE * f, _MIN_SEARCH_HALF_WIDTH_HZ)
-    return f - half, f + half
-
-
-def _search_windows(freq: object, sr: int) -> list[tuple[float, float, float]]:
-    """``[(nominal, lo, hi), ...]``: the nominal frequencies to try and their search windows (Hz)."""
-    nyq = sr / 2.0
-    if freq is None:
-        below = [(f,) + _window(f) for f in AUTO_NOMINALS if _window(f)[1] < nyq]
-        return below or [(AUTO_NOMINALS[0],) + _window(AUTO_NOMINALS[0])]
-    f = check_real(freq, "freq", message="freq must be a frequency in Hz or None (auto), got {value!r}")
-    if not 0 < f < nyq:
-        raise ParameterError(f"freq must be > 0 and below the Nyquist frequency {nyq:g} Hz, got {f:g} Hz")
-    return [(f,) + _window(f)]
-
-
-def _check_harmonics(harmonics: object) -> int:
-    if harmonics is None:
-        return MAX_HARMONICS
-    return check_int(harmonics, "harmonics", minimum=1)
-
-
-def _check_threshold(threshold_db: object) -> float:
-    return check_real(threshold_db, "threshold_db", message="threshold_db must be a finite number of dB, got {value!r}")
+# ----------------------------------------------------------------------------- the input
 
 
 def as_2d(x: ArrayLike) -> tuple[np.ndarray, bool]:
@@ -226,7 +185,7 @@ def analyze_hum_blocks(
     -------
     HumAnalysis
     """
-    state = _AnalysisState.checked(sr, channels, n_samples, freq, harmonics, threshold_db)
+    state = AnalysisState.checked(sr, channels, n_samples, freq, harmonics, threshold_db)
     if not _measurable(state) or not _estimate_f0(state, blocks):
         return state.empty()
     _track_drift(state, blocks)
@@ -242,124 +201,10 @@ def analyze_hum_blocks(
     return _result(state)
 
 
-# ----------------------------------------------------------------------------- the state
-
-
-def _none() -> np.ndarray:
-    return np.zeros(0)
-
-
-@dataclass(eq=False)
-class _AnalysisState:
-    """What the steps of :func:`analyze_hum_blocks` pass on.
-
-    The request (checked) comes first; each step fills the fields listed under
-    its name.  ``C`` channels, ``K`` harmonics, ``M`` 1 s frames, ``M2`` short
-    frames; "rows" are the ``C·K`` (channel, harmonic) pairs, channel-major.
-    """
-
-    # the request
-    sr: int
-    channels: int
-    n_samples: int
-    auto: bool
-    windows: list[tuple[float, float, float]]  # (nominal, lo, hi) Hz per nominal tried
-    kmax_req: int
-    harmonics_given: bool
-    threshold_db: float
-    nominal: float = 0.0  # Hz; the first window's until _estimate_f0 chooses
-    search: tuple[float, float] = (0.0, 0.0)  # Hz
-    # _estimate_f0
-    lts: np.ndarray = field(default_factory=_none)  # long-term power spectrum (channels summed)
-    lts_df: float = 1.0  # its bin spacing (Hz)
-    f_ref: float = 0.0  # Hz
-    score: float = 0.0  # harmonic-sum score of f_ref (dB)
-    prominence: np.ndarray = field(default_factory=_none)  # (K,) dB, long-term prominence of each harmonic
-    harmonics: np.ndarray = field(default_factory=_none)  # (K,) 1..K
-    decim: int = 1  # samples per decimated sample
-    rate: float = 0.0  # decimated rate, sr / decim (Hz)
-    length: int = 1  # 1 s frame length (decimated samples, odd)
-    hop: int = 1  # hop between 1 s frames (decimated samples)
-    # _track_drift
-    tracked: np.ndarray = field(default_factory=_none)  # harmonic numbers that steered the search
-    times: np.ndarray = field(default_factory=_none)  # (M,) frame times (s)
-    psi: np.ndarray = field(default_factory=_none)  # (M,) phase deviation (cycles); refined by refine_phase
-    # _measure_lines
-    v: np.ndarray = field(default_factory=_none)  # (C, K, M) complex peak amplitudes, 1 s frames
-    r: np.ndarray = field(default_factory=_none)  # (C, K, M) noise power beside each line
-    v_short: np.ndarray = field(default_factory=_none)  # (C, K, M2), 0.5 s frames
-    r_short: np.ndarray = field(default_factory=_none)
-    times_short: np.ndarray = field(default_factory=_none)  # (M2,) s
-    hop_short: int = 1  # decimated samples
-    signal_power: np.ndarray = field(default_factory=_none)  # (C,) mean square of each channel
-    # refine_phase: v, r, v_short, r_short as rows, turned by the phase correction, noise floored
-    rot: np.ndarray = field(default_factory=_none)  # (rows, M) complex
-    rr: np.ndarray = field(default_factory=_none)  # (rows, M)
-    rot_short: np.ndarray = field(default_factory=_none)  # (rows, M2) complex
-    rr_short: np.ndarray = field(default_factory=_none)
-    # choose_spans
-    choice: np.ndarray = field(default_factory=_none)  # (rows,) index into SPANS
-    # average_amplitudes
-    amplitudes: np.ndarray = field(default_factory=_none)  # (rows, M) complex
-    power: np.ndarray = field(default_factory=_none)  # (rows,) mean |A|²
-    noise: np.ndarray = field(default_factory=_none)  # (rows,) what the noise alone would give it
-    weights: np.ndarray = field(default_factory=_none)  # (rows, M) the robust weights of the 1 s average
-    # detect
-    snr_db: np.ndarray = field(default_factory=_none)  # (C, K)
-    detected: np.ndarray = field(default_factory=_none)  # (C, K) bool: above the threshold, before the plausibility rules
-    treated: np.ndarray = field(default_factory=_none)  # (C, K) bool
-    # do_no_harm
-    harmless: np.ndarray = field(default_factory=_none)  # (C, K) bool: detected, but treating it would not lower the line
-
-    @classmethod
-    def checked(
-        cls, sr: object, channels: int, n_samples: int, freq: object, harmonics: object, threshold_db: object
-    ) -> _AnalysisState:
-        """The request, each parameter checked (ParameterError)."""
-        sr = _check_sr(sr)
-        windows = _search_windows(freq, sr)
-        kmax_req = _check_harmonics(harmonics)
-        threshold_db = _check_threshold(threshold_db)
-        nominal, lo, hi = windows[0]
-        return cls(
-            sr=sr,
-            channels=int(channels),
-            n_samples=int(n_samples),
-            auto=freq is None,
-            windows=windows,
-            kmax_req=kmax_req,
-            harmonics_given=harmonics is not None,
-            threshold_db=threshold_db,
-            nominal=nominal,
-            search=(lo, hi),
-        )
-
-    def highest_harmonic(self, hi: float) -> int:
-        """Highest harmonic of a fundamental up to ``hi`` Hz considered: capped by the request and below Nyquist."""
-        return min(self.kmax_req, max(int(math.floor((self.sr / 2.0 - NYQUIST_MARGIN_HZ) / hi)), 0))
-
-    @property
-    def hop_s(self) -> float:
-        """Hop between 1 s frames (s)."""
-        return self.hop / self.rate
-
-    def empty(self) -> HumAnalysis:
-        """Nothing measured: no harmonic (the signal passes through)."""
-        return HumAnalysis.empty(
-            sr=self.sr,
-            channels=self.channels,
-            n_samples=self.n_samples,
-            nominal=self.nominal,
-            auto=self.auto,
-            search=self.search,
-            threshold_db=self.threshold_db,
-        )
-
-
 # ----------------------------------------------------------------------------- the steps
 
 
-def _measurable(s: _AnalysisState) -> bool:
+def _measurable(s: AnalysisState) -> bool:
     """Some harmonic lies below the Nyquist frequency and the signal is long enough (else warn)."""
     lo, hi = s.search
     if max(s.highest_harmonic(w[2]) for w in s.windows) < 1:
@@ -377,7 +222,7 @@ def _measurable(s: _AnalysisState) -> bool:
     return True
 
 
-def _estimate_f0(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) -> bool:
+def _estimate_f0(s: AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) -> bool:
     """Pass 1: long-term spectrum, then the reference frequency (the best-scoring window when auto).
 
     Sets ``nominal``, ``search``, ``f_ref``, ``prominence``, ``harmonics`` and
@@ -422,7 +267,7 @@ def _estimate_f0(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) 
     return True
 
 
-def _line_outside(s: _AnalysisState, f0: float, score: float, *, lo: float, hi: float, kmax: int) -> bool:
+def _line_outside(s: AnalysisState, f0: float, score: float, *, lo: float, hi: float, kmax: int) -> bool:
     """True when ``f0`` (Hz) sits at an edge of ``[lo, hi]`` only as the flank of a stronger series outside.
 
     ``f0`` within :data:`_EDGE_STEPS` candidate steps of an edge (or
@@ -444,7 +289,7 @@ def _line_outside(s: _AnalysisState, f0: float, score: float, *, lo: float, hi: 
     return not lo <= wide[0] <= hi and wide[1] >= _OUTSIDE_RATIO * score and series >= _OUTSIDE_SERIES
 
 
-def _flank_warning(s: _AnalysisState) -> None:
+def _flank_warning(s: AnalysisState) -> None:
     lo, hi = s.search
     where = "near 50 or 60 Hz" if s.auto else f"near {s.nominal:g} Hz"
     warnings.warn(
@@ -454,13 +299,13 @@ def _flank_warning(s: _AnalysisState) -> None:
     )
 
 
-def _hint(s: _AnalysisState) -> str:
+def _hint(s: AnalysisState) -> str:
     """``"; a strong line at 50.0 Hz: try --freq 50"`` when another mains frequency shows hum, else ``""``."""
     if s.auto or not s.lts.size:
         return ""
     best = None
     for nominal in AUTO_NOMINALS:
-        lo, hi = _window(nominal)
+        lo, hi = search_window(nominal)
         if lo <= s.nominal <= hi:
             continue
         kmax = s.highest_harmonic(hi)
@@ -475,11 +320,11 @@ def _hint(s: _AnalysisState) -> str:
     return f"; a strong line at {best[1]:.1f} Hz: try --freq {best[0]:g}"
 
 
-def _framer(s: _AnalysisState) -> Framer:
+def _framer(s: AnalysisState) -> Framer:
     return Framer(n_samples=n_decimated(s.n_samples, s.decim), length=s.length, hop=s.hop)
 
 
-def _track_drift(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) -> None:
+def _track_drift(s: AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) -> None:
     """Pass 2: offset of the fundamental per 1 s frame from the harmonics that stand out, integrated into ``ψ``.
 
     Sets ``tracked``, ``times`` and ``psi``: ``ψ[m] = Σ_{i<m} (δ_i + δ_{i+1})/2 · (t_{i+1} - t_i)``
@@ -519,7 +364,7 @@ def _track_drift(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) 
     s.times, s.psi = times, psi
 
 
-def _tracked_outside(s: _AnalysisState) -> bool:
+def _tracked_outside(s: AnalysisState) -> bool:
     """The drift track's mean frequency sits at an edge of the search window, on the flank of a series outside it."""
     if len(s.times) < 2:
         return False
@@ -527,7 +372,7 @@ def _tracked_outside(s: _AnalysisState) -> bool:
     return _line_outside(s, mean_f0, s.score, lo=s.search[0], hi=s.search[1], kmax=len(s.harmonics))
 
 
-def _measure_lines(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) -> None:
+def _measure_lines(s: AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) -> None:
     """Pass 3: amplitude and floor of every harmonic along the tracked phase, in 1 s and 0.5 s frames.
 
     Sets ``v``, ``r`` (1 s frames), ``v_short``, ``r_short``, ``times_short``,
@@ -566,7 +411,7 @@ def _measure_lines(s: _AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]
     s.signal_power = energy / max(s.n_samples, 1)
 
 
-def _result(s: _AnalysisState) -> HumAnalysis:
+def _result(s: AnalysisState) -> HumAnalysis:
     """The :class:`HumAnalysis` of the state; warns when no harmonic is treated."""
     channels, n_k, m = s.channels, len(s.harmonics), s.v.shape[-1]
     analysis = HumAnalysis(

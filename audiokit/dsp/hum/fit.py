@@ -1,6 +1,6 @@
 """Steps 4-7 of the hum analysis, on the frame arrays (no pass over the signal).
 
-Each step takes the ``_AnalysisState`` that passes 1-3 filled
+Each step takes the :class:`~audiokit.dsp.hum.state.AnalysisState` that passes 1-3 filled
 (:mod:`audiokit.dsp.hum.analysis`) and adds its fields:
 
 * :func:`refine_phase` -- ``ψ`` corrected from the phase residuals of all harmonics;
@@ -16,16 +16,13 @@ the temporaries stay small for long signals.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .model import SHORT_FRAME_SECONDS, power_db
 from .smoothing import convolve_frames, hann_kernel, kernel_smooth, overlap_factor, robust_average, sandwich_variance
+from .state import AnalysisState
 from .track import hann_positive, odd
-
-if TYPE_CHECKING:
-    from .analysis import _AnalysisState
 
 __all__ = ["REFINE_SPAN", "SPANS", "average_amplitudes", "choose_spans", "detect", "do_no_harm", "refine_phase"]
 
@@ -50,13 +47,13 @@ _ROW_CHUNK = 16  # (channel, harmonic) rows processed together: bounds the tempo
 _HARM_MIN_SPAN = 4.0  # s: the do-no-harm prediction spans at least this, so that frames beyond the overlap remain
 
 
-def _chunks(s: _AnalysisState) -> list[slice]:
+def _chunks(s: AnalysisState) -> list[slice]:
     """The rows in slices of :data:`_ROW_CHUNK`."""
     n = s.channels * len(s.harmonics)
     return [slice(i, min(i + _ROW_CHUNK, n)) for i in range(0, n, _ROW_CHUNK)]
 
 
-def refine_phase(s: _AnalysisState) -> None:
+def refine_phase(s: AnalysisState) -> None:
     """Correct ``ψ`` from the phase residuals of all harmonics, :data:`_REFINE_ROUNDS` times.
 
     ``Δψ[m] = Σ w·k·∠(v_k·conj(v̄_k)) / (2π Σ w·k²)`` with ``w = |v̄_k|²/r_k``
@@ -95,7 +92,7 @@ def refine_phase(s: _AnalysisState) -> None:
     s.rot, s.rr, s.rot_short, s.rr_short, s.psi = rot, rr, rot2, rr2, psi
 
 
-def choose_spans(s: _AnalysisState) -> None:
+def choose_spans(s: AnalysisState) -> None:
     """Span of the amplitude average per row, by cross-validation over the 1 s frames.
 
     Each frame is predicted by the :data:`SPANS` averages of the frames that
@@ -126,7 +123,7 @@ def choose_spans(s: _AnalysisState) -> None:
     s.choice = choice
 
 
-def average_amplitudes(s: _AnalysisState) -> None:
+def average_amplitudes(s: AnalysisState) -> None:
     """Robust average of each row over its span, and the variance the noise alone would give it.
 
     ``A = Σ ker·w·v / Σ ker·w`` with ``w = 1/(r + |v - A|²)``
@@ -180,7 +177,7 @@ def average_amplitudes(s: _AnalysisState) -> None:
     s.amplitudes, s.power, s.noise, s.weights = amps, power, noise, weights
 
 
-def detect(s: _AnalysisState) -> None:
+def detect(s: AnalysisState) -> None:
     """Which harmonics (per channel) are treated.  Sets ``snr_db`` and ``treated``.
 
     ``snr_db = 10·log10(power / noise)``, the noise floored at
@@ -242,7 +239,7 @@ def _plausible(treated: np.ndarray, power: np.ndarray | None = None) -> np.ndarr
     return treated
 
 
-def do_no_harm(s: _AnalysisState) -> None:
+def do_no_harm(s: AnalysisState) -> None:
     """Drop the treatment of a harmonic that would not lower the hum-coherent level at its line.
 
     For every treated row the amplitude ``v[m]`` of each 1 s frame is
