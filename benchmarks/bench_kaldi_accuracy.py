@@ -16,7 +16,7 @@ Utterance ``i`` is drawn with ``numpy.random.default_rng([seed, i])``:
   sentences (IEEE 1969, :data:`SENTENCES`) with a random language voice (:data:`LANGUAGES`) and variant
   (:data:`VARIANTS`), speed 110-260 words/min, pitch 10-90, espeak-ng's 22.05 kHz output resampled to 16 kHz
   by soxr (VHQ) for even ``i``;
-* then :func:`kaldi_reference.mix_utterance` (``tests/kaldi_reference.py``, shared with the tests): pauses
+* then :func:`kaldi_reference.mix_utterance` (``tests/helpers/kaldi_reference.py``, shared with the tests): pauses
   between the clips, the speech's peak at -40..-1 dBFS, a background of digital silence, white or low-passed
   noise at -120..-60 dBFS RMS, a DC offset of up to 400 LSB in 30 % of the utterances, int16 rounding for
   the 16-bit ones.  Written as WAV (``utt00000.wav`` with its recipe in ``utt00000.json``); the samples
@@ -58,7 +58,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SPEECH = ROOT / "examples" / "data" / "speech.wav"

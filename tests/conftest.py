@@ -1,13 +1,15 @@
-"""Shared fixtures: a seeded rng and byte-level WAV crafting for odd and broken headers."""
+"""Shared fixtures (a seeded rng, byte-level WAV crafting, the in-process CLI) and the one Hypothesis profile."""
 
 from __future__ import annotations
 
 import signal
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+
+from tests.helpers.wav import chunk, riff_wav
 
 # A test run started in the background (`cmd &`, some CI runners) inherits SIGINT *ignored*, and so would every
 # command the signal tests start (an ignored signal stays ignored across exec): their Ctrl-C would do nothing.
@@ -15,47 +17,21 @@ import pytest
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# The one Hypothesis profile, for every property test (a test sets only its own max_examples).  Nothing depends on
+# timing: no deadline and no too_slow health check (a loaded machine must not fail a test).  derandomize: the same
+# examples in every run and on every machine, so a failure reproduces and a green run stays green; no example
+# database is written into the checkout (print_blob prints the reproduction decorator of a failure instead).
+settings.register_profile(
+    "audiokit",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("audiokit")
+
 SEED = 20240611
-
-
-def riff_wav(
-    data: bytes = b"",
-    *,
-    channels: int = 1,
-    sr: int = 16000,
-    bits: int = 16,
-    fmt_tag: int = 1,
-    claimed_bytes: int | None = None,
-    before_data: bytes = b"",
-    trailing: bytes = b"",
-) -> bytes:
-    """Bytes of a canonical RIFF/WAVE file whose header fields we choose freely.
-
-    ``claimed_bytes`` overrides the data chunk size (to lie about the length),
-    ``before_data`` is inserted between the ``fmt `` and ``data`` chunks (already
-    padded by the caller), ``trailing`` is appended after the (padded) data chunk.
-    """
-    block_align = channels * bits // 8
-    fmt = struct.pack("<HHIIHH", fmt_tag, channels, sr, sr * block_align, block_align, bits)
-    size = len(data) if claimed_bytes is None else claimed_bytes
-    body = (
-        b"WAVE"
-        + b"fmt "
-        + struct.pack("<I", len(fmt))
-        + fmt
-        + before_data
-        + b"data"
-        + struct.pack("<I", size)
-        + data
-        + (b"\0" if len(data) % 2 else b"")
-        + trailing
-    )
-    return b"RIFF" + struct.pack("<I", len(body)) + body
-
-
-def chunk(chunk_id: bytes, payload: bytes) -> bytes:
-    """One RIFF chunk with its pad byte when the payload size is odd."""
-    return chunk_id + struct.pack("<I", len(payload)) + payload + (b"\0" if len(payload) % 2 else b"")
 
 
 @pytest.fixture

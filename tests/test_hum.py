@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 import pytest
-from hum_signals import SR, hum, hum_energy, programme, quiet, reduction_db, sdr
 
 from audiokit.dsp.hum import (
     DEFAULT_THRESHOLD_DB,
@@ -21,6 +20,7 @@ from audiokit.dsp.hum import (
     dehum,
 )
 from audiokit.errors import ParameterError
+from tests.helpers.hum_signals import SR, hum, hum_energy, programme, quiet, reduction_db, sdr
 
 # ----------------------------------------------------------------------------- estimates
 

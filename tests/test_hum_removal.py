@@ -7,11 +7,11 @@ import warnings
 
 import numpy as np
 import pytest
-from hum_signals import SR, hum, programme, quiet
 
 from audiokit.dsp.hum import HumEraser, HumRemover, HumSubtractor, analyze_hum, dehum
 from audiokit.engine import get_backend
 from audiokit.errors import ParameterError
+from tests.helpers.hum_signals import SR, hum, programme, quiet
 
 EPS = np.finfo(np.float64).eps
 

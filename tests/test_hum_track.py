@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hum_signals import SR, hum
 
 from audiokit.dsp.hum.smoothing import convolve_frames, hann_kernel, kernel_smooth, overlap_factor
 from audiokit.dsp.hum.track import (
@@ -17,6 +16,7 @@ from audiokit.dsp.hum.track import (
     n_decimated,
     odd,
 )
+from tests.helpers.hum_signals import SR, hum
 
 
 def test_convolve_frames_is_a_centred_convolution(rng):

@@ -4,7 +4,7 @@ Each test names its row (``tool | their call | audiokit``) in its docstring and 
 on ``examples/data/speech.wav`` (16 kHz).  The CLI is driven in-process through ``audiokit.cli.app.main``.
 Tolerances: linear values and cepstra <= 1e-5 relative to the largest |value| (audiokit's CLI computes the STFT in
 float32), complex STFT values <= 1e-5 relative, dB <= 1e-3 dB within 60 dB of the peak, Kaldi <= 1e-3 in log
-units (fbank; MFCC after dividing out the lifter, as tests/test_kaldi.py), identical shapes and frame counts.
+units (fbank; MFCC after dividing out the lifter, as tests/dsp/test_kaldi.py), identical shapes and frame counts.
 torchaudio is not installed (and not in the test extra): its rows are checked against arrays torchaudio 2.9.1
 computed once from the same input (tests/data/torchaudio, made by make_reference.py there).
 """

@@ -51,7 +51,7 @@ the order of the overlap-add sums differ in the last bits, and those
 differences are carried through the iterations -- and amplified by the
 momentum: about 6 ulp after one iteration, 5e3 ulp after 16 and 2e5 after 64
 on speech, as much as librosa's own output moves when ``S`` is perturbed by
-one ulp (``tests/test_griffinlim.py`` explains the tolerances).
+one ulp (``tests/dsp/test_griffinlim.py`` explains the tolerances).
 
 Memory
 ------

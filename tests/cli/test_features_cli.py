@@ -3,7 +3,7 @@
 References (the real libraries, in the test extra):
 
 * Kaldi: ``kaldi-native-fbank`` (``OnlineFbank``/``OnlineMfcc``, Kaldi's C++ feature code in float32, dither 0).
-  fbank: max |diff| <= 1e-3 (natural-log units); MFCC as ``tests/test_kaldi.py`` compares them: c0/energy
+  fbank: max |diff| <= 1e-3 (natural-log units); MFCC as ``tests/dsp/test_kaldi.py`` compares them: c0/energy
   directly, the other cepstra after dividing out the lifter (<= 1e-3); identical frame counts.  The CLI's
   ``.npy`` is (rows, frames): compared as ``.T``.
 * librosa: ``feature.melspectrogram`` (+ ``power_to_db``), ``feature.mfcc``, ``feature.delta``, ``stft``:
@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from kaldi_reference import knf_features, needs_knf
 
 import audiokit
+from tests.helpers.kaldi_reference import knf_features, needs_knf
 
 from .helpers import write
 

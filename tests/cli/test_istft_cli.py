@@ -2,7 +2,7 @@
 uncentred, FLOAT and PCM_16, mono and stereo), the default and stdout outputs, and the errors.
 
 The STFT is saved as complex64 and inverted in float32 (the overlap-add itself is tested in
-tests/test_stft.py).  Interior samples come back with an error of a few eps32 times the signal's
+tests/dsp/stft/test_forward.py).  Interior samples come back with an error of a few eps32 times the signal's
 scale (measured ~3e-7 for |x| <= 0.9), so FLOAT output is checked to 1e-6 (~8 eps32); PCM_16 codes
 are 2**-15 ~ 3e-5 apart, thirty times that error, so rounding must recover them exactly.
 """

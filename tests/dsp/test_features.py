@@ -16,6 +16,7 @@ from audiokit.dsp.features import (
     sliding_cmvn_window,
 )
 from audiokit.errors import ParameterError
+from tests.helpers.paths import SPEECH
 
 librosa = pytest.importorskip("librosa")
 
@@ -28,11 +29,9 @@ def rng():
 @pytest.fixture(scope="module")
 def log_mel():
     """librosa's default log-mel (dB, 128 bands x frames) of the bundled speech."""
-    from pathlib import Path
-
     import soundfile as sf
 
-    y, sr = sf.read(Path(__file__).resolve().parents[1] / "examples" / "data" / "speech.wav", dtype="float32")
+    y, sr = sf.read(SPEECH, dtype="float32")
     return y, sr, librosa.power_to_db(librosa.feature.melspectrogram(y=y, sr=sr))
 
 

@@ -10,11 +10,11 @@ import pytest
 import scipy.signal as ss
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stft_reference import assert_close_spectra, naive_stft
 
 from audiokit.dsp.stft import StftPlan, StftStream, compute, spectrogram, stft
 from audiokit.engine import get_backend
 from audiokit.errors import InputError, ParameterError
+from tests.helpers.stft_reference import assert_close_spectra, naive_stft
 
 HYP = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

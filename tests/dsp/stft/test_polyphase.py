@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 import pytest
-from stft_reference import assert_close_spectra, naive_stft
 
 from audiokit.dsp.stft import (
     DEFAULT_CHUNK_FRAMES,
@@ -19,6 +18,7 @@ from audiokit.dsp.stft import (
     stft,
 )
 from audiokit.engine import get_backend
+from tests.helpers.stft_reference import assert_close_spectra, naive_stft
 
 
 @pytest.fixture

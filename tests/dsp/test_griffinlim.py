@@ -21,8 +21,6 @@ float32 (issue 11's figure) and 1e-9 in float64 at 32 iterations.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import soundfile as sf
@@ -32,10 +30,10 @@ from audiokit.dsp.griffinlim import griffinlim, initial_phase, mel_to_linear, sp
 from audiokit.dsp.mel import mel_filterbank
 from audiokit.dsp.stft import StftPlan
 from audiokit.errors import ParameterError
+from tests.helpers.paths import SPEECH
 
 librosa = pytest.importorskip("librosa")
 
-SPEECH = Path(__file__).resolve().parents[1] / "examples" / "data" / "speech.wav"
 N_FFT, HOP = 512, 128
 
 

@@ -20,6 +20,7 @@ from audiokit.errors import InputError, ParameterError
 from audiokit.io import RawFormat, open_audio, read
 from audiokit.io import reader as reader_module
 from audiokit.io.reader import READABLE
+from tests.helpers.paths import TEST_DATA
 
 PCM_BITS = {"PCM_U8": 8, "PCM_16": 16, "PCM_24": 24, "PCM_32": 32}
 
@@ -558,7 +559,6 @@ def test_open_failure_closes_the_file(tmp_path, craft_wav, pcm16, monkeypatch):
 
 # --- FLAC of unknown length (an encoder writing to a pipe: STREAMINFO total-samples 0) ----------------
 
-DATA = pathlib.Path(__file__).parent / "data"
 #: File offset of STREAMINFO's 36-bit total-samples field: low nibble of byte 21, then bytes 22..25.
 TOTAL_SAMPLES_AT = 21
 
@@ -588,16 +588,16 @@ def unknown_length_flac(path: pathlib.Path, codes: np.ndarray, subtype: str) -> 
 
 
 def test_ffmpeg_pipe_flac_fixture_is_of_unknown_length():
-    data = (DATA / "ffmpeg_pipe.flac").read_bytes()
+    data = (TEST_DATA / "ffmpeg_pipe.flac").read_bytes()
     assert data[:4] == b"fLaC" and total_samples_field(data) == 0 and data[26:42] == bytes(16)  # no total, no MD5
-    with sf.SoundFile(DATA / "ffmpeg_pipe.flac") as f:  # what libsndfile makes of it: unknown length, and then
+    with sf.SoundFile(TEST_DATA / "ffmpeg_pipe.flac") as f:  # what libsndfile makes of it: unknown length, and then
         assert f.frames == 2**63 - 1
         with pytest.raises(sf.LibsndfileError, match=r"Internal psf_fseek\(\) failed"):
             f.read(5000)  # soundfile's seek to the end after a read that reached it
 
 
 def test_ffmpeg_pipe_flac_reads_whole(tmp_path):
-    path = DATA / "ffmpeg_pipe.flac"
+    path = TEST_DATA / "ffmpeg_pipe.flac"
     before = path.read_bytes()
     with open_audio(path) as source:
         assert (source.container, source.subtype, source.sr, source.channels, source.n_samples) == (
@@ -612,7 +612,7 @@ def test_ffmpeg_pipe_flac_reads_whole(tmp_path):
 
 
 def test_ffmpeg_pipe_flac_on_stdin(fake_stdin):
-    fake_stdin((DATA / "ffmpeg_pipe.flac").read_bytes())
+    fake_stdin((TEST_DATA / "ffmpeg_pipe.flac").read_bytes())
     sig = read("-")
     assert sig.subtype == "PCM_16"
     np.testing.assert_array_equal(sig.samples, ffmpeg_pipe_codes() / 2**15)

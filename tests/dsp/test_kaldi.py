@@ -18,11 +18,8 @@ References
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from kaldi_reference import knf, knf_features, naive_kaldi, needs_knf
 
 from audiokit.dsp.kaldi import (
     FLT_EPSILON,
@@ -41,8 +38,8 @@ from audiokit.dsp.kaldi import (
     window_function,
 )
 from audiokit.errors import ParameterError
-
-SPEECH = Path(__file__).resolve().parents[1] / "examples" / "data" / "speech.wav"
+from tests.helpers.kaldi_reference import knf, knf_features, naive_kaldi, needs_knf
+from tests.helpers.paths import SPEECH
 
 
 # --------------------------------------------------------------------------------------------
@@ -270,7 +267,7 @@ LOUD_VS_REFERENCE, ALL_VS_REFERENCE = 1e-12, 1e-8
 def small_corpus():
     """12 utterances of 2-5 s from the recorded speech example, mixed by the benchmark's recipe: 16 / 22.05 kHz,
     int16 / float32, pauses, backgrounds down to -120 dBFS, DC offsets (:func:`kaldi_reference.mix_utterance`)."""
-    from kaldi_reference import mix_utterance, recorded_clip
+    from tests.helpers.kaldi_reference import mix_utterance, recorded_clip
 
     rec = speech(16000).astype(np.float64)
     out = []
@@ -305,7 +302,7 @@ def test_readme_figure_float64_reference(corpus_features):
     cells and frames; stored as float32 (the .npy of mel --compat kaldi), within half a float32 ulp of |value| < 64.
     With the loud-cell bounds against kaldi-native-fbank (next test) this backs the README: below 60 dB, what
     separates audiokit from kaldi-native-fbank is kaldi-native-fbank's own distance from the reference."""
-    from kaldi_reference import loud_cells, mfcc_split, worst_split
+    from tests.helpers.kaldi_reference import loud_cells, mfcc_split, worst_split
 
     quiet = 0
     for (ref, _, ours), (mref, _, mours) in corpus_features:
@@ -325,7 +322,7 @@ def test_readme_figure_float64_reference(corpus_features):
 def test_readme_figure_kaldi_native_fbank_loud_cells(corpus_features):
     """Against kaldi-native-fbank: equal frame counts; loud cells (within 60 dB of the utterance's strongest) and the
     MFCC frames whose bands are all loud within the bounds above."""
-    from kaldi_reference import mfcc_split, worst_split
+    from tests.helpers.kaldi_reference import mfcc_split, worst_split
 
     for (ref, theirs, ours), (_, mtheirs, mours) in corpus_features:
         assert theirs.shape == ours.shape and mtheirs.shape == mours.shape

@@ -1,4 +1,4 @@
-"""Signals and measures shared by the hum tests (tests/test_hum*.py): hum with a known phase, a programme,
+"""Signals and measures shared by the hum tests (tests/dsp/hum): hum with a known phase, a programme,
 and the energy a least-squares fit on the true harmonic phases explains."""
 
 from __future__ import annotations

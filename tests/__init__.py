@@ -1,0 +1,1 @@
+"""audiokit's tests, laid out like the package (``tests/dsp`` tests ``audiokit/dsp`` …); shared code in ``tests.helpers``."""

@@ -1,0 +1,1 @@
+"""Tests of audiokit.dsp.stft: plan, forward, inverse, polyphase."""

@@ -1,0 +1,1 @@
+"""Tests of audiokit.engine: the FFT backends."""

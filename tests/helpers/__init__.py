@@ -1,0 +1,8 @@
+"""Code shared by the tests (fixtures stay in the ``conftest.py`` files).
+
+* :mod:`tests.helpers.paths`: the repository's files the tests read (``examples/data/speech.wav``, ``tests/data``).
+* :mod:`tests.helpers.wav`: RIFF/WAVE bytes with header fields chosen freely.
+* :mod:`tests.helpers.stft_reference`: a naive STFT and the spectra tolerance.
+* :mod:`tests.helpers.kaldi_reference`: kaldi-native-fbank, Kaldi's loop in float64, the accuracy corpus.
+* :mod:`tests.helpers.hum_signals`: hum with a known phase, programmes, the measures of removal.
+"""

@@ -1,0 +1,1 @@
+"""Tests of audiokit.io: reading, writing, atomic outputs."""
