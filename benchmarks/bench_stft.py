@@ -89,6 +89,30 @@ def max_rel(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a.astype(np.float64) - b)) / np.max(np.abs(b)))
 
 
+def measured_plans(fn):
+    """``fn`` with the FFTW plans it makes chosen by ``FFTW_MEASURE`` (timing), as before 0.2.0; for the cost figure.
+
+    ``audiokit.engine.fftw.new_fftw`` reads the planner flag when it plans (on a backend's first call for a
+    shape); later calls run the plans made then.  FFTW_MEASURE overwrites the arrays it plans on, so the first call
+    (planning) is run twice and the second result returned.  Not deterministic across processes: the point of 0.2.0.
+    """
+    import audiokit.engine.fftw as fftw_module
+
+    planned = []
+
+    def call():
+        saved, fftw_module.PLANNER_FLAG = fftw_module.PLANNER_FLAG, "FFTW_MEASURE"
+        try:
+            if not planned:
+                fn()
+                planned.append(True)
+            return fn()
+        finally:
+            fftw_module.PLANNER_FLAG = saved
+
+    return call
+
+
 def section(
     title: str, funcs: dict, repeats: int, audiokit_key: str, target_key: str, librosa_key: str, compare, memory: bool
 ) -> list[list[str]]:
@@ -147,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=None, help="timed rounds (default 5, --quick 3)")
     ap.add_argument("--only", nargs="+", choices=["stft", "mel", "istft"], default=["stft", "mel", "istft"])
     ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc peak (one extra call each)")
+    ap.add_argument(
+        "--measured-plans",
+        action="store_true",
+        help="add audiokit with FFTW_MEASURE plans (the engine before 0.2.0, timing-chosen): the cost of deterministic plans",
+    )
     args = ap.parse_args(argv)
     seconds = args.seconds if args.seconds is not None else (60.0 if args.quick else 3600.0)
     repeats = args.repeats if args.repeats is not None else (3 if args.quick else 5)
@@ -157,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     from audiokit.dsp.mel import log_melspectrogram, melspectrogram
     from audiokit.dsp.stft import StftPlan, spectrogram
     from audiokit.engine import get_backend
+    from audiokit.engine.fftw import FftwBackend
 
     ver = versions("numpy", "scipy", "librosa", "pyfftw", "audiokit")
     print("# " + machine_line({"threads": "1 (OMP/OPENBLAS/MKL/AUDIOKIT_FFT_THREADS=1)"}))
@@ -174,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = StftPlan(sr=SR, win_length=WIN, hop_length=HOP, n_fft=NFFT, center=True, pad_mode="constant")
     m = plan.n_frames(n)
     scipy_be = get_backend("scipy")
+    measure_be = FftwBackend()  # its plans are made inside measured_plans(), with FFTW_MEASURE
 
     headers = [
         "section",
@@ -211,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
             "scipy ShortTimeFFT": lambda: sft.spectrogram(x, p0=0, p1=m),
             "numpy frames+rfft": numpy_power,
         }
+        if args.measured_plans:
+            funcs["audiokit, FFTW_MEASURE plans"] = measured_plans(lambda: spectrogram(x, plan, backend=measure_be))
         rows += section(
             "STFT power",
             funcs,
@@ -241,6 +274,12 @@ def main(argv: list[str] | None = None) -> int:
             ),
             "librosa power_to_db(melspectrogram)": lambda: librosa.power_to_db(librosa.feature.melspectrogram(y=x, **mel_kw)),
         }
+        if args.measured_plans:
+            funcs["audiokit, FFTW_MEASURE plans"] = measured_plans(
+                lambda: log_melspectrogram(
+                    x, plan, n_mels=N_MELS, scale="slaney", norm="slaney", ref=1.0, top_db=80.0, backend=measure_be
+                )
+            )
         print("# mel: linear mel accuracy ...", file=sys.stderr)
         lin_err = max_rel(
             melspectrogram(x, plan, n_mels=N_MELS, scale="slaney", norm="slaney"), librosa.feature.melspectrogram(y=x, **mel_kw)
