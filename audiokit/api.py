@@ -559,7 +559,7 @@ def mfcc(
             y, sr, params, lifter=_d.LIFTER if lifter is None else lifter, energy=_d.ENERGY if energy is None else energy
         )
     if cmvn != "none":
-        C = _features.cmvn(C, mode=cmvn, axis=-1)  # type: ignore[arg-type]
+        C = _features.cmvn(C, mode=cmvn, axis=-1)
     if order:
         C = np.concatenate(
             [C] + [_features.delta(C, order=r, method=delta_method, axis=-1) for r in range(1, order + 1)], axis=-2

@@ -13,13 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from numbers import Integral, Real
-from typing import TypeGuard
+from typing import TypeGuard, TypeVar, cast
 
 import numpy as np
 
 from .errors import ParameterError
 
 __all__ = ["is_int", "is_real", "check_int", "check_real", "check_choice"]
+
+_Choice = TypeVar("_Choice", bound=str)
 
 
 def is_int(value: object) -> TypeGuard[int]:
@@ -53,17 +55,14 @@ def check_int(
     ParameterError
         When the value is not an integer (``bool`` included) or out of bounds.
     """
-    ok = is_int(value)
-    if ok and minimum is not None and value < minimum:  # type: ignore[operator]
-        ok = False
-    if ok and maximum is not None and value > maximum:  # type: ignore[operator]
-        ok = False
-    if not ok:
-        if message is None:
-            bounds = " >= {minimum}" if maximum is None else " from {minimum} to {maximum}"
-            message = "{name} must be a whole number" + (bounds if minimum is not None else "") + ", got {value!r}"
-        raise ParameterError(message.format(name=name, value=value, minimum=minimum, maximum=maximum))
-    return int(value)  # type: ignore[call-overload,no-any-return]
+    if is_int(value):
+        number = int(value)
+        if (minimum is None or number >= minimum) and (maximum is None or number <= maximum):
+            return number
+    if message is None:
+        bounds = " >= {minimum}" if maximum is None else " from {minimum} to {maximum}"
+        message = "{name} must be a whole number" + (bounds if minimum is not None else "") + ", got {value!r}"
+    raise ParameterError(message.format(name=name, value=value, minimum=minimum, maximum=maximum))
 
 
 def check_real(value: object, name: str, *, positive: bool = False, finite: bool = True, message: str | None = None) -> float:
@@ -75,7 +74,7 @@ def check_real(value: object, name: str, *, positive: bool = False, finite: bool
         When the value is not a real number (``bool`` included), not finite, or not > 0 when required.
     """
     ok = is_real(value)
-    number = float(value) if ok else math.nan  # type: ignore[arg-type]
+    number = float(value) if is_real(value) else math.nan
     if ok and finite and not math.isfinite(number):
         ok = False
     if ok and positive and not number > 0:
@@ -89,16 +88,16 @@ def check_real(value: object, name: str, *, positive: bool = False, finite: bool
     return number
 
 
-def check_choice(value: object, name: str, allowed: Sequence[str], *, message: str | None = None) -> str:
-    """Return ``value`` when it is one of ``allowed`` (exact match).
+def check_choice(value: object, name: str, allowed: Sequence[_Choice], *, message: str | None = None) -> _Choice:
+    """Return ``value`` when it is one of ``allowed`` (exact match), typed as they are (e.g. a ``Literal``).
 
     Raises
     ------
     ParameterError
         Naming the bad value and every allowed one.
     """
-    if not isinstance(value, str) or value not in allowed:
-        if message is None:
-            message = "unknown {name} {value!r}; allowed: {allowed}"
-        raise ParameterError(message.format(name=name, value=value, allowed=", ".join(allowed)))
-    return value
+    if isinstance(value, str) and value in allowed:
+        return cast(_Choice, value)  # equal to one of ``allowed``: of their type (mypy does not narrow by ``in``)
+    if message is None:
+        message = "unknown {name} {value!r}; allowed: {allowed}"
+    raise ParameterError(message.format(name=name, value=value, allowed=", ".join(allowed)))

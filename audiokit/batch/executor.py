@@ -23,6 +23,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import Any, Protocol
 
 from ..errors import OutputError, ParameterError
@@ -43,7 +44,7 @@ class Backend(Protocol):
 
     def wait_first(self, pending: set[Any]) -> set[Any]: ...
 
-    def close(self, *, cancel: bool, pending: set[Any] = ...) -> None: ...
+    def close(self, *, cancel: bool, pending: AbstractSet[Any] = ...) -> None: ...
 
 
 class InlineBackend:
@@ -63,7 +64,7 @@ class InlineBackend:
     def wait_first(self, pending: set[Any]) -> set[Any]:
         return set(pending)
 
-    def close(self, *, cancel: bool, pending: set[Any] = frozenset()) -> None:  # type: ignore[assignment]
+    def close(self, *, cancel: bool, pending: AbstractSet[Any] = frozenset()) -> None:
         """Nothing to stop."""
 
 
@@ -88,7 +89,7 @@ class PoolBackend:
         done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
         return done
 
-    def close(self, *, cancel: bool, pending: set[Any] = frozenset()) -> None:  # type: ignore[assignment]
+    def close(self, *, cancel: bool, pending: AbstractSet[Any] = frozenset()) -> None:
         if not cancel:
             self._pool.shutdown(wait=True)
             return
@@ -136,7 +137,7 @@ class DaskBackend:
         done = {next(self._completed), *self._completed.next_batch(block=False)}
         return done & pending
 
-    def close(self, *, cancel: bool, pending: set[Any] = frozenset()) -> None:  # type: ignore[assignment]
+    def close(self, *, cancel: bool, pending: AbstractSet[Any] = frozenset()) -> None:
         try:
             if cancel and pending:
                 self._client.cancel(list(pending))

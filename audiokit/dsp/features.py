@@ -246,7 +246,7 @@ def delta(
     x = _as_features(features)
     ax = _check_axis(axis, x.ndim)
     r = check_int(order, "order", minimum=1)
-    method = check_choice(method, "delta method", ("kaldi", "librosa"))  # type: ignore[assignment]
+    method = check_choice(method, "delta method", ("kaldi", "librosa"))
     if method == "kaldi":
         if x.shape[ax] == 0:
             return x.copy()
@@ -394,7 +394,7 @@ def cmvn(
     """
     x = _as_features(features)
     ax = _check_axis(axis, x.ndim)
-    mode = check_choice(mode, "cmvn mode", ("utterance", "sliding"))  # type: ignore[assignment]
+    mode = check_choice(mode, "cmvn mode", ("utterance", "sliding"))
     if not isinstance(norm_vars, (bool, np.bool_)) or not isinstance(center, (bool, np.bool_)):
         raise ParameterError("norm_vars and center must be True or False")
     xm = np.moveaxis(x, ax, 0).astype(np.float64)
@@ -584,7 +584,7 @@ class DeltaStream:
             lo = max(0, min(lo, hi - self.width))
         seg = self._buf[:, lo - self._start : hi - self._start]
         parts = [seg] + [
-            delta(seg, order=r, method=self.method, window=self.window, width=self.width, axis=-1)  # type: ignore[arg-type]
+            delta(seg, order=r, method=self.method, window=self.window, width=self.width, axis=-1)
             for r in range(1, self.order + 1)
         ]
         out = np.concatenate(parts, axis=0)[:, self._next - lo : upto - lo]

@@ -74,6 +74,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 from scipy import signal as _sps
@@ -463,7 +464,7 @@ def _validate(
     check_int(sr, "sr", minimum=1, message="invalid sample rate {value!r}: must be a whole number of Hz > 0")
     check_int(channels, "channels", minimum=1, message="invalid channel count {value!r}: must be a whole number >= 1")
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]  # an int when drawn
+        seed = cast(int, np.random.SeedSequence().entropy)  # drawn from the OS: an int (the stub allows sequences, None)
     else:
         seed = check_int(seed, "seed", minimum=0, message="invalid seed {value!r}: must be a whole number >= 0")
     out_dtype = np.dtype(dtype)

@@ -546,14 +546,14 @@ def _check_arguments(
     if spec.X.ndim != 1:
         raise ParameterError(f"find_peaks() needs a single-channel spectrum, got X shaped {spec.X.shape}; use spec.channel(i)")
     k = check_int(k, "k", minimum=1, message="invalid k {value!r}: must be a whole number >= 1")
-    if not (is_real(threshold_db) and threshold_db <= 0):  # type: ignore[operator]
+    if not (is_real(threshold_db) and threshold_db <= 0):
         raise ParameterError(f"invalid threshold_db {threshold_db!r}: must be a number <= 0 (dB below the maximum)")
     check_choice(interpolation, "interpolation", INTERPOLATIONS, message="invalid interpolation {value!r}: allowed are {allowed}")
     if min_separation_hz is None:
         min_separation_hz = enbw(spec.window) * spec.sr / spec.n
-    elif not (is_real(min_separation_hz) and min_separation_hz >= 0):  # type: ignore[operator]
+    elif not (is_real(min_separation_hz) and min_separation_hz >= 0):
         raise ParameterError(f"invalid min_separation_hz {min_separation_hz!r}: must be a number >= 0")
-    return k, min_separation_hz  # type: ignore[return-value]
+    return k, min_separation_hz
 
 
 def _local_maxima(mag: np.ndarray, n_fft: int) -> np.ndarray:

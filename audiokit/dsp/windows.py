@@ -229,7 +229,8 @@ def get_window(name: str, length: int, *, periodic: bool = True, beta: float | N
     if spec.name == "bartlett":
         return 1.0 - np.abs(2.0 * k / denom - 1.0)
     # kaiser
-    beta_v = float(spec.beta)  # type: ignore[arg-type]
+    assert spec.beta is not None  # WindowSpec gives a kaiser window its beta (DEFAULT_KAISER_BETA when none)
+    beta_v = float(spec.beta)
     r = 2.0 * k / denom - 1.0
     return np.i0(beta_v * np.sqrt(np.clip(1.0 - r * r, 0.0, None))) / np.i0(beta_v)
 

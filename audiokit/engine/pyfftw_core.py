@@ -36,11 +36,12 @@ def load() -> types.ModuleType:
         pyfftw is not installed (or is set to None in ``sys.modules``), or its extension does not load.
     """
     global _core
-    package = sys.modules.get("pyfftw", False)
-    if package is None:
-        raise ImportError("import of pyfftw halted; None in sys.modules")
-    if package is not False and hasattr(package, "FFTW"):
-        return package  # type: ignore[return-value]
+    if "pyfftw" in sys.modules:
+        package: types.ModuleType | None = sys.modules["pyfftw"]
+        if package is None:
+            raise ImportError("import of pyfftw halted; None in sys.modules")
+        if hasattr(package, "FFTW"):
+            return package
     if _core is not None:
         return _core
     extension = sys.modules.get("pyfftw.pyfftw")
@@ -59,8 +60,9 @@ def load() -> types.ModuleType:
             sys.modules.pop("pyfftw.pyfftw", None)
             raise
     view = types.ModuleType("pyfftw", "pyFFTW's compiled core (audiokit.engine.pyfftw_core)")
-    view.__dict__.update({k: v for k, v in vars(extension).items() if not k.startswith("__")})
+    names = {k: v for k, v in vars(extension).items() if not k.startswith("__")}
     match = re.search(r"(\d+).(\d+).(\d+)", getattr(extension, "_fftw_version_dict", {}).get("64", ""))
-    view.fftw_version = match.group() if match else ""  # type: ignore[attr-defined]
+    names["fftw_version"] = match.group() if match else ""
+    view.__dict__.update(names)
     _core = view
     return view

@@ -90,10 +90,10 @@ def with_total_samples(fh: BinaryIO, n_samples: int, *, in_place: bool) -> Binar
     if in_place:
         target = fh
     else:
-        target = tempfile.TemporaryFile(buffering=0)  # type: ignore[assignment]
+        target = tempfile.TemporaryFile(buffering=0)
         os.lseek(fd, 0, os.SEEK_SET)
         with os.fdopen(os.dup(fd), "rb") as source:
-            shutil.copyfileobj(source, target)  # type: ignore[misc]
+            shutil.copyfileobj(source, target)
     field = bytes([head[_TOTAL_OFFSET] & 0xF0 | n_samples >> 32]) + (n_samples & 0xFFFFFFFF).to_bytes(4, "big")
     os.pwrite(target.fileno(), field, _TOTAL_OFFSET)
     os.lseek(target.fileno(), 0, os.SEEK_SET)

@@ -275,7 +275,7 @@ def _spool(stream: BinaryIO, name: str, what: str) -> BinaryIO:
         raise InputError(f"cannot read {what}: {exc}", name) from None
     spool.flush()
     spool.seek(0)
-    return spool  # type: ignore[return-value]
+    return spool
 
 
 def _native(fh: BinaryIO) -> int:

@@ -211,9 +211,10 @@ def summary(analysis: HumAnalysis, levels: HumLevels) -> str:
 def _ranges(ks: tuple[int, ...]) -> str:
     """``(1, 2, 3, 5, 7, 8)`` -> ``1-3, 5, 7-8``."""
     parts: list[str] = []
-    start = prev = None
+    start: int | None = None
+    prev = 0  # the last k seen (read only once start is set)
     for k in (*ks, None):
-        if start is not None and (k is None or k != prev + 1):  # type: ignore[operator]
+        if start is not None and (k is None or k != prev + 1):
             parts.append(f"{start}" if start == prev else f"{start}-{prev}")
             start = None
         if k is not None:

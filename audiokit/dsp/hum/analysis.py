@@ -252,7 +252,7 @@ def _estimate_f0(s: AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) -
     if best is None:
         _flank_warning(s)
         return False
-    (s.nominal, lo, hi, kmax), (s.f_ref, s.score, s.prominence) = best  # type: ignore[misc]
+    (s.nominal, lo, hi, kmax), (s.f_ref, s.score, s.prominence) = best
     s.search = (lo, hi)
     if s.harmonics_given and s.kmax_req > kmax:
         warnings.warn(

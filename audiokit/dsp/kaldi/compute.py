@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from .options import (
 )
 from .tables import dct_matrix, lifter_coeffs, mel_banks, window_function
 
+if TYPE_CHECKING:
+    from ...engine.base import FftBackend
+
 __all__ = ["KaldiFeatureStream", "kaldi_fbank", "kaldi_mfcc", "kaldi_features_blocks"]
 
 #: Frames per vectorised block (256 x 512 float64 = 1 MiB of FFT input: measured fastest of 128..1024).
@@ -39,7 +42,7 @@ _BLOCK_FRAMES = 256
 class _Computer:
     """Precomputed tables and the vectorised per-block computation."""
 
-    def __init__(self, options: Options, *, sample_scale: float, dtype: np.dtype, fft: object):
+    def __init__(self, options: Options, *, sample_scale: float, dtype: np.dtype, fft: FftBackend | str | None):
         from audiokit.engine import get_backend
 
         self.opts = options
@@ -48,7 +51,7 @@ class _Computer:
         self.dtype = np.dtype(dtype)
         if self.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
             raise ParameterError(f"dtype must be float32 or float64, got {self.dtype}")
-        self.backend = fft if hasattr(fft, "rfft") else get_backend(fft)  # type: ignore[arg-type]
+        self.backend = get_backend(fft) if fft is None or isinstance(fft, str) else fft
         self.W, self.H, self.N = options.window_size, options.window_shift, options.padded_window_size
         self.c = _f32(options.preemph_coeff)
         self.window = window_function(options).astype(self.dtype)
@@ -270,7 +273,7 @@ class KaldiFeatureStream:
         sample_scale: float = DEFAULT_SAMPLE_SCALE,
         seed: int | np.random.Generator | None = None,
         dtype: Any = np.float64,
-        fft: object = None,
+        fft: FftBackend | str | None = None,
     ):
         if not isinstance(options, (FbankOptions, MfccOptions)):
             raise ParameterError(f"options must be FbankOptions or MfccOptions, got {type(options).__name__}")
@@ -406,7 +409,7 @@ def _compute(
     sample_scale: float,
     seed: int | np.random.Generator | None,
     dtype: object,
-    fft: object,
+    fft: FftBackend | str | None,
     overrides: dict,
 ) -> np.ndarray:
     opts = _options_for(kind, options, sr, overrides)
@@ -434,7 +437,7 @@ def kaldi_fbank(
     sample_scale: float = DEFAULT_SAMPLE_SCALE,
     seed: int | np.random.Generator | None = None,
     dtype: object = np.float64,
-    fft: object = None,
+    fft: FftBackend | str | None = None,
     **overrides: object,
 ) -> np.ndarray:
     """Kaldi ``compute-fbank-feats``: log mel filter-bank energies, frames x bins.
@@ -485,7 +488,7 @@ def kaldi_mfcc(
     sample_scale: float = DEFAULT_SAMPLE_SCALE,
     seed: int | np.random.Generator | None = None,
     dtype: object = np.float64,
-    fft: object = None,
+    fft: FftBackend | str | None = None,
     **overrides: object,
 ) -> np.ndarray:
     """Kaldi ``compute-mfcc-feats``: cepstra, frames x coefficients.
@@ -509,7 +512,7 @@ def kaldi_features_blocks(
     sample_scale: float = DEFAULT_SAMPLE_SCALE,
     seed: int | np.random.Generator | None = None,
     dtype: object = np.float64,
-    fft: object = None,
+    fft: FftBackend | str | None = None,
 ) -> Iterator[np.ndarray]:
     """Stream Kaldi features over 1-D sample blocks: yields ``(k, dim)`` arrays (frames x bins).
 
