@@ -16,7 +16,7 @@ import importlib
 import inspect
 import json
 from collections.abc import Callable, Iterator, Mapping
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Optional, cast
 
 import typer
 
@@ -222,7 +222,7 @@ def batch_command(name: str) -> Callable[..., int]:
         return _run(name, options_from, params)
 
     parameters = own + extra
-    command.__signature__ = inspect.Signature(parameters, return_annotation=int)  # type: ignore[attr-defined]
+    cast(Any, command).__signature__ = inspect.Signature(parameters, return_annotation=int)  # read by Typer
     command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": int}
     command.__name__ = command.__qualname__ = f"batch_{name}"
     first = (inspect.getdoc(single) or "").splitlines()[0]

@@ -16,6 +16,7 @@ the command's docstring.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -42,7 +43,8 @@ def load_command(name: str, wrap: Callable[[Callable[..., Any]], Callable[..., A
         holder.add_typer(target, name=name)
     else:
         holder.command(name)(wrap(target) if wrap is not None else target)
-    command = typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+    group: Any = typer.main.get_command(holder)  # a click Group: the holder has a callback
+    command = group.commands[name]
     fast_coercion(command)
     plain_metavars(command)
     return command
@@ -52,11 +54,15 @@ def _nothing() -> None:
     """Placeholder group callback."""
 
 
+#: Callbacks already wrapped (a Typer group's commands are wrapped once, however often it is loaded).
+_WRAPPED: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()
+
+
 def _wrap_callbacks(typer_app: typer.Typer, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
     for command in typer_app.registered_commands:
-        if command.callback is not None and not getattr(command.callback, "_audiokit_wrapped", False):
+        if command.callback is not None and command.callback not in _WRAPPED:
             command.callback = wrap(command.callback)
-            command.callback._audiokit_wrapped = True  # type: ignore[attr-defined]
+            _WRAPPED.add(command.callback)
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:
             _wrap_callbacks(group.typer_instance, wrap)
@@ -74,19 +80,20 @@ class LazyGroup(TyperGroup):
         super().__init__(**kwargs)
         plain_metavars(self)  # the root's own flags (--version, --help)
         self._listing = 0
+        self._stubs: set[str] = set()  # commands listed by summary, not loaded yet
         for item in registry.entries():
             if item.name not in self.commands:
-                stub = TyperCommand(name=item.name, help=item.summary, rich_markup_mode=self.rich_markup_mode)
-                stub._audiokit_stub = True  # type: ignore[attr-defined]
-                self.commands[item.name] = stub
+                self.commands[item.name] = TyperCommand(name=item.name, help=item.summary, rich_markup_mode=self.rich_markup_mode)
+                self._stubs.add(item.name)
         fast_coercion(self)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = self.commands.get(cmd_name)
-        if command is None or self._listing or not getattr(command, "_audiokit_stub", False):
+        if command is None or self._listing or cmd_name not in self._stubs:
             return command
         wrap = type(self).wrap
         command = self.commands[cmd_name] = load_command(cmd_name, wrap)
+        self._stubs.discard(cmd_name)
         return command
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
