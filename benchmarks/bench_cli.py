@@ -136,7 +136,7 @@ with open(sys.argv[1], "w") as fh:
 # ufuncs (np.multiply, np.log10, ...) are not profiled separately: their time is the caller's own time.
 PROFILE_STAGES = [
     ("imports inside the run (lazy; overlaps the rows below)", "importlib._bootstrap", "_find_and_load"),
-    ("timefreq (the job)", "audiokit/pipelines/timefreq.py", "timefreq"),
+    ("run_timefreq (the job)", "audiokit/pipelines/timefreq.py", "run_timefreq"),
     ("  read blocks (soundfile + checks)", "audiokit/io/reader.py", "blocks"),
     ("  STFT stream push/finish", "audiokit/dsp/stft/", ("push", "finish")),
     ("    FFT (engine plans)", "audiokit/engine/fftw.py", "execute"),

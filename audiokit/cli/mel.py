@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..pipelines.timefreq import TimeFreqOptions, filterbank_job
+from ..pipelines.timefreq import filterbank_job, run_timefreq
 from .feature_options import (
     Amin,
     Center,
@@ -27,7 +27,6 @@ from .feature_options import (
     Win,
     Window,
     WindowPosition,
-    timefreq_from,
 )
 from .kaldi_options import (
     Cmvn,
@@ -61,18 +60,14 @@ MEL_PANEL = "Mel"
 
 
 def options_from(params: Mapping[str, Any]) -> Any:
-    """The pipeline options from the parameter values of :func:`mel_command` (also ``audiokit batch mel``).
+    """The pipeline's ``FeatureOptions`` from the parameter values of :func:`mel_command` (also ``audiokit batch mel``).
 
-    ``TimeFreqOptions`` (the ``timefreq`` job), or ``FeatureOptions`` (the ``features`` job) with ``--compat kaldi``,
-    ``--deltas`` or ``--cmvn``; unset options take the ``--compat`` preset's values (audiokit's without one).
+    Unset options take the ``--compat`` preset's values (audiokit's without one); the job picks its front end
+    (STFT + mel bank, or Kaldi's) and its steps (log, CMVN, deltas) from them.
     """
     from ..pipelines.compat import resolve
 
-    p = resolve("mel", params)
-    if p["compat"] == "kaldi" or p["deltas"] or p["cmvn"] != "none" or p["window_position"] != "center":
-        return feature_options_from("mel", p)
-    options: TimeFreqOptions = timefreq_from(p, mel=True)
-    return options
+    return feature_options_from("mel", resolve("mel", params))
 
 
 def mel_command(
@@ -151,14 +146,8 @@ def mel_command(
     options = options_from(params)
     inputs = inputs_from(params)
     if filterbank:
-        if not isinstance(options, TimeFreqOptions):
-            from ..errors import ParameterError
-
-            raise ParameterError("--filterbank draws audiokit's mel bank: not with --compat kaldi, --deltas or --cmvn")
         result = filterbank_job(file, options, png=output, npy=npy, inputs=inputs)
     else:
-        from ..pipelines.features import run_timefreq
-
         result = run_timefreq(file, options, png=output, npy=npy, inputs=inputs, reporter=reporter())
     print_paths(result.written, to_stderr=result.png_to_stdout)
     return 0

@@ -155,8 +155,8 @@ def mfcc_command(
     """
     params = dict(locals())
     refuse_terminal(output, "PNG")
-    from ..pipelines.features import features_file
+    from ..pipelines.timefreq import run_timefreq
 
-    result = features_file(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
+    result = run_timefreq(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
     print_paths(result.written, to_stderr=result.png_to_stdout)
     return 0

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..pipelines.timefreq import TimeFreqOptions, timefreq
+from ..pipelines.timefreq import TimeFreqOptions, run_timefreq
 from .feature_options import (
     Amin,
     Center,
@@ -104,6 +104,6 @@ def spectrogram_command(
     """
     params = dict(locals())
     refuse_terminal(output, "PNG")
-    result = timefreq(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
+    result = run_timefreq(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
     print_paths(result.written, to_stderr=result.png_to_stdout)
     return 0

@@ -13,9 +13,9 @@ job            function                                      options
 =============  ============================================  ==============================
 info           :func:`.info.info`                            :class:`.info.InfoOptions`
 generate       :func:`.generate.generate`                    :class:`.generate.GenerateOptions`
-spectrogram    :func:`.timefreq.timefreq` (``mel=None``)      :class:`.timefreq.TimeFreqOptions`
-mel            :func:`.timefreq.timefreq`                    :class:`.timefreq.TimeFreqOptions`
-mel bank       :func:`.timefreq.filterbank_job`              :class:`.timefreq.TimeFreqOptions`
+spectrogram    :func:`.timefreq.run_timefreq`                :class:`.timefreq.TimeFreqOptions`
+mel, mfcc      :func:`.timefreq.run_timefreq`                :class:`.timefreq.FeatureOptions`
+mel bank       :func:`.timefreq.filterbank_job`              :class:`.timefreq.FeatureOptions`
 spectrum       :func:`.spectrum.spectrum_file`               :class:`.spectrum.SpectrumOptions`
 istft          :func:`.istft.istft_file`                     :class:`.istft.IstftOptions`
 resample       :func:`.resample.resample_file`               :class:`.resample.ResampleOptions`

@@ -1,75 +1,133 @@
-"""Kaldi's front end for the feature jobs: its own options as typed, their checks, and the mapping of a job's
-options onto :class:`~audiokit.dsp.kaldi.FbankOptions` / ``MfccOptions`` (``--compat kaldi``)."""
+"""Kaldi's front end of the time-frequency job (``--compat kaldi``): ``compute-fbank-feats`` / ``compute-mfcc-feats``.
+
+:class:`KaldiFrontEnd` maps a job's options onto :class:`~audiokit.dsp.kaldi.FbankOptions` / ``MfccOptions`` at the
+input's rate and streams one :class:`~audiokit.dsp.kaldi.KaldiFeatureStream` per channel; it gives ``(channels,
+dim, k)`` float64 chunks of log-mel energies (or cepstra), as :class:`~audiokit.pipelines.stft_frontend.StftFrontEnd`
+gives spectra, and the same post-processing chain (CMVN, deltas) follows.  The Kaldi-only options themselves
+(:class:`KaldiFrontend`) and their rate-free checks live with the other options
+(:mod:`audiokit.pipelines.timefreq_options`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ParameterError
-from ..validate import check_choice
 from .params import duration_samples, frequency_hz
-from .timefreq import parse_ref
+from .timefreq_options import KALDI_WINDOWS, KaldiFrontend
 
 if TYPE_CHECKING:
     from ..dsp.kaldi import FbankOptions, MfccOptions
-    from .features import FeatureOptions
+    from ..io.reader import AudioSource
+    from .timefreq_options import FeatureOptions, Parsed
 
-__all__ = ["KaldiFrontend", "KALDI_WINDOWS", "KALDI_SAMPLE_SCALE", "kaldi_checks", "kaldi_options"]
+__all__ = ["KALDI_SAMPLE_SCALE", "KALDI_WINDOWS", "KaldiFrontEnd", "KaldiFrontend", "kaldi_options"]
 
-KALDI_WINDOWS = ("povey", "hamming", "hanning", "rectangular", "blackman", "sine")
 #: Kaldi's sample scale: audiokit's +/-1 full scale -> int16 units.
 KALDI_SAMPLE_SCALE = 32768.0
 
 
-@dataclass(frozen=True)
-class KaldiFrontend:
-    """Kaldi-only options as typed (``--dither``, ``--seed``, ``--preemphasis``, ...); Kaldi's meaning each."""
+class KaldiFrontEnd:
+    """Kaldi fbank (``mel``) or MFCC (``mfcc``) of one input, one stream per channel (channel c seeded ``seed + c``).
 
-    dither: float = 0.0
-    seed: int | None = None
-    preemphasis: float = 0.97
-    remove_dc: bool = True
-    snip_edges: bool = True
-    use_energy: bool = False
-    raw_energy: bool = True
-    htk_compat: bool = False
-    energy_floor: float = 0.0
+    Attributes
+    ----------
+    kopts : FbankOptions or MfccOptions
+    rows, n_frames : int
+        Feature dimension and frames over the input (Kaldi's ``NumFrames``).
+    peak_rows : int
+        The feature dimension too (Kaldi has no ``--ref``/``--top-db`` and needs no peak).
+    """
 
+    read_dtype = "float64"
 
-def kaldi_checks(o: FeatureOptions) -> None:
-    """Refuse options that have no meaning in Kaldi's computation (explicit flags against the preset)."""
-    tf, mel = o.timefreq, o.timefreq.mel
-    problems = []
-    if tf.stft.center:
-        problems.append("--center (Kaldi frames with --snip-edges / --no-snip-edges)")
-    if tf.stft.symmetric:
-        problems.append("--symmetric (Kaldi's windows are symmetric already)")
-    if mel is not None and mel.mel_scale != "kaldi":
-        problems.append(f"--mel-scale {mel.mel_scale} (Kaldi's mel is 1127*ln(1+f/700))")
-    if mel is not None and mel.norm != "none":
-        problems.append(f"--norm {mel.norm}")
-    if mel is not None and mel.log != "ln":
-        problems.append(f"--log {mel.log} (Kaldi takes the natural log)")
-    if parse_ref(tf.ref) != 1.0 or tf.top_db:
-        problems.append("--ref / --top-db")
-    if tf.amin is not None and tf.amin != float(np.finfo(np.float32).eps):
-        problems.append("--amin (Kaldi floors at FLT_EPSILON)")
-    if tf.stft.pad_mode != "reflect":
-        problems.append("--pad-mode (Kaldi reflects the ends with --no-snip-edges)")
-    if o.window_position != "start":
-        problems.append("--window-position center (Kaldi puts the window at the frame start)")
-    if problems:
-        raise ParameterError("--compat kaldi: not available with " + "; ".join(problems))
-    window = "hanning" if tf.stft.window == "hann" else tf.stft.window
-    check_choice(
-        window,
-        "--window",
-        KALDI_WINDOWS + ("hann",),
-        message="--compat kaldi: --window must be one of povey, hamming, hanning, rectangular, blackman, sine; got {value!r}",
-    )
+    def __init__(self, parsed: Parsed, source: AudioSource, channels: int):
+        self.options = parsed.options
+        self.kopts = kaldi_options(parsed.options, source.sr)
+        self.rows = self.peak_rows = self.kopts.dim
+        self.n_frames = self.kopts.num_frames(source.n_samples)
+        self.channels, self.sr = channels, source.sr
+        self._streams: list[Any] = []
+
+    def start(self) -> None:
+        """A new pass over the input: fresh streams."""
+        from ..dsp.kaldi import KaldiFeatureStream
+
+        seed, fft = self.options.kaldi.seed, self.options.timefreq.stft.fft
+        seeds = [None if seed is None else seed + c for c in range(self.channels)]
+        self._streams = [KaldiFeatureStream(self.kopts, sample_scale=KALDI_SAMPLE_SCALE, seed=s, fft=fft) for s in seeds]
+
+    def push(self, block: np.ndarray) -> np.ndarray:
+        """``(channels, n)`` samples -> the ``(channels, dim, k)`` frames they complete (float64)."""
+        return self._stack([s.accept_waveform(block[c]) for c, s in enumerate(self._streams)])
+
+    def finish(self) -> np.ndarray:
+        """The remaining frames (with ``--no-snip-edges``, those reaching past the end, reflected)."""
+        return self._stack([s.input_finished() for s in self._streams])
+
+    def _stack(self, outs: list[np.ndarray]) -> np.ndarray:
+        if not outs[0].shape[0]:
+            return np.zeros((len(outs), self.rows, 0))
+        return np.stack([a.T for a in outs])
+
+    # ---------------------------------------------------------------- what the outputs record
+    def row_names(self) -> list[str]:
+        """Kaldi's column names: ``mel0..`` (``energy`` first, or last with ``--htk-compat``) or ``c0..``."""
+        k, dim = self.kopts, self.rows
+        if self.options.kind == "mfcc":
+            base = [f"c{i}" for i in range(dim)]
+            if k.use_energy:
+                base[0] = "energy"
+            return base[1:] + base[:1] if k.htk_compat else base
+        if not k.use_energy:
+            return [f"mel{i}" for i in range(dim)]
+        mels = [f"mel{i}" for i in range(dim - 1)]
+        return mels + ["energy"] if k.htk_compat else ["energy"] + mels
+
+    def framing(self, *, features: bool = True) -> dict[str, Any]:
+        """The sidecar's framing keys: Kaldi's options, its frame geometry and frame times."""
+        k = self.kopts
+        W, H = k.window_size, k.window_shift
+        first = 0 if k.snip_edges else H // 2 - W // 2
+        return {
+            "kaldi": {
+                **asdict(k),
+                "window_size": W,
+                "window_shift": H,
+                "padded_window_size": k.padded_window_size,
+                "sample_scale": KALDI_SAMPLE_SCALE,
+                "seed": self.options.kaldi.seed,
+            },
+            "win_length": W,
+            "hop_length": H,
+            "n_fft": k.padded_window_size,
+            "window": k.window_type,
+            "window_position": "start",
+            "frame_time_s": {
+                "formula": "start of frame m = (m*hop_length + first) / sr; centre = start + win_length/2/sr",
+                "first": first,
+                "step": H / self.sr,
+            },
+        }
+
+    def values_text(self) -> str:
+        """The sidecar's ``values`` formula."""
+        from ..dsp.kaldi import FbankOptions
+
+        k = self.kopts
+        what = "Kaldi compute-mfcc-feats" if self.options.kind == "mfcc" else "Kaldi compute-fbank-feats"
+        if not isinstance(k, FbankOptions) or k.use_log_fbank:
+            values = "ln(max(mel energy, FLT_EPSILON))"
+        else:
+            values = "mel energies (linear, --use-log-fbank=false" + (", --use-power=false)" if not k.use_power else ")")
+        return f"{what} of the samples times 32768 (int16 units): {values}"
+
+    @property
+    def hop_length(self) -> int:
+        return self.kopts.window_shift
 
 
 def _kaldi_ms(option: str, text: str, sr: int) -> float:
@@ -125,7 +183,7 @@ def kaldi_options(o: FeatureOptions, sr: int) -> FbankOptions | MfccOptions:
     try:
         if o.kind == "mfcc":
             return MfccOptions(**common, use_energy=o.energy, num_ceps=o.n_mfcc, cepstral_lifter=o.lifter)
-        scale = tf.scale
+        scale = tf.scale.lower()
         return FbankOptions(**common, use_energy=k.use_energy, use_log_fbank=scale == "db", use_power=scale != "magnitude")
     except ParameterError as exc:
         raise ParameterError(f"--compat kaldi: {exc.reason}") from None

@@ -2,14 +2,18 @@
 
 A ``.npy`` written by ``spectrogram``/``mel``/``spectrum``/``mel --filterbank``
 has a sidecar ``<stem>.json`` beside it holding what is needed to interpret
-it.  The time-frequency schema (keys written by :func:`timefreq_metadata`):
-
-``audiokit_version, fft_backend, fft_library, kind, source, source_frames, source_subtype, sr, channels,
-mixed, layout, shape, dtype, win_length, hop_length, n_fft, window, periodic,
-center, pad_mode, scale, values, amin, ref, ref_db, top_db, frame_time_s,
-delta_f_hz`` and ``mel``/``mel_centre_hz`` (mel) or ``freq_hz`` (spectrogram).
-``source_frames`` is the input length in samples per channel (the audio-file
-meaning of "frames"; the key is kept for compatibility).
+it.  The time-frequency schema is :data:`LAYOUTS` (the keys in the order
+:func:`timefreq_sidecar` writes them): ``spectrum`` for ``spectrogram``/``mel``
+(``audiokit_version, fft_backend, fft_library, kind, source, source_frames,
+source_subtype, sr, channels, mixed, layout, shape, dtype, win_length,
+hop_length, n_fft, window, periodic, center, pad_mode, scale, values, amin,
+ref, ref_db, top_db, frame_time_s, delta_f_hz``, ``mel``/``mel_centre_hz``
+(mel) or ``freq_hz`` (spectrogram), ``log_ref``, ``channel``); ``features``
+for the speech features of the STFT front end (``compat``, ``rows`` naming
+every row, ``deltas``, ``cmvn``, ``mfcc``, ``pad_or_trim``, ...) and
+``kaldi`` for Kaldi's (``kaldi`` holding its options).  ``source_frames`` is
+the input length in samples per channel (the audio-file meaning of "frames";
+the key is kept for compatibility).
 
 :func:`plan_from_sidecar` rebuilds the :class:`~audiokit.dsp.stft.StftPlan`
 from it, after :func:`check_stft_sidecar` has validated every key it reads.
@@ -26,7 +30,7 @@ from ..errors import InputError
 from ..io import is_stdio
 from ..io.reader import MAX_SR, MIN_SR
 
-__all__ = ["provenance", "timefreq_metadata", "plan_fields", "check_stft_sidecar", "plan_from_sidecar", "PLAN_KEYS"]
+__all__ = ["LAYOUTS", "provenance", "timefreq_sidecar", "plan_fields", "check_stft_sidecar", "plan_from_sidecar", "PLAN_KEYS"]
 
 #: Largest DFT size a sidecar may ask for (2**24 samples: 6 minutes at 48 kHz, far beyond any STFT frame).
 MAX_N_FFT = 1 << 24
@@ -57,68 +61,131 @@ def provenance(fft: str | None) -> dict[str, Any]:
     return {"audiokit_version": __version__, **engine_provenance(fft)}
 
 
-def timefreq_metadata(
+#: The keys of a time-frequency sidecar, in the order they are written, per layout (the schema of
+#: :func:`timefreq_sidecar`).  ``spectrum``: ``spectrogram``/``mel`` (rows are frequencies or mel bands: ``mel`` and
+#: ``mel_centre_hz``, or ``freq_hz``); ``features``: ``mfcc`` and the feature ``mel`` jobs of the STFT front end
+#: (``rows`` names every row); ``kaldi``: those of Kaldi's front end (``kaldi`` holds its options).
+_HEADER = ("audiokit_version", "fft_backend", "fft_library", "kind")
+_SOURCE = ("source", "source_frames", "source_subtype", "sr", "channels", "mixed")
+_PLAN = ("win_length", "hop_length", "n_fft", "window", "periodic", "center", "pad_mode")
+_FEATURES_HEAD = (*_HEADER, "compat", *_SOURCE, "channel", "layout", "kaldi_layout", "shape", "dtype", "rows", "deltas", "cmvn")
+LAYOUTS: dict[str, tuple[str, ...]] = {
+    "spectrum": (
+        *_HEADER,
+        *_SOURCE,
+        "layout",
+        "shape",
+        "dtype",
+        *_PLAN,
+        "scale",
+        "values",
+        "amin",
+        "ref",
+        "ref_db",
+        "top_db",
+        "frame_time_s",
+        "delta_f_hz",
+        "mel",
+        "mel_centre_hz",
+        "freq_hz",
+        "log_ref",
+        "channel",
+    ),
+    "features": (
+        *_FEATURES_HEAD,
+        *_PLAN,
+        "window_position",
+        "mel",
+        "mel_centre_hz",
+        "scale",
+        "log",
+        "amin",
+        "ref",
+        "log_ref",
+        "top_db",
+        "values",
+        "frame_time_s",
+        "pad_or_trim",
+        "mfcc",
+    ),
+    "kaldi": (
+        *_FEATURES_HEAD,
+        "kaldi",
+        "values",
+        "win_length",
+        "hop_length",
+        "n_fft",
+        "window",
+        "window_position",
+        "frame_time_s",
+        "pad_or_trim",
+    ),
+}
+#: What every feature sidecar says of Kaldi's layout.
+KALDI_LAYOUT = "Kaldi and kaldi-native-fbank matrices are (n_frames, n_rows): use np.load(path).T (or .swapaxes(-1, -2))"
+
+
+def timefreq_sidecar(
+    layout: str,
     *,
     kind: str,
     source: Any,
-    plan: Any,
     channels: int,
     mixed: bool,
+    channel: int | None,
     shape: tuple[int, ...],
     dtype: Any,
-    values: str,
-    scale: str,
-    amin: float | None,
-    ref: str | float | None,
-    ref_db: float | None,
-    top_db: float | None,
-    rows: dict[str, Any],
     fft: str | None,
+    compat: str | None = None,
+    **fields: Any,
 ) -> dict[str, Any]:
-    """The sidecar of a spectrogram/mel array (see the module docstring for the keys).
+    """The sidecar of a time-frequency array, its keys in the order of :data:`LAYOUTS` ``[layout]``.
 
     Parameters
     ----------
+    layout : {"spectrum", "features", "kaldi"}
+    kind : str
+        ``spectrogram``, ``mel``, ``mfcc`` or ``fbank`` (Kaldi's ``mel``).
     source : AudioSource
-        The input (name, n_samples, subtype).
-    plan : StftPlan
-        The framing used.
-    rows : dict
-        ``{"mel": ..., "mel_centre_hz": [...]}`` or ``{"freq_hz": {...}}``.
+        The input as opened (name, rate, n_samples, subtype).
+    channels, mixed, channel
+        Channels in the array, whether they are the input's average (``--mix``), the input channel analysed.
+    shape, dtype
+        Of the saved array.
     fft : str or None
         The FFT backend option (``--fft``); its resolved name and library are recorded (:func:`provenance`).
+    compat : str or None
+        The ``--compat`` preset (recorded by the feature layouts).
+    **fields
+        The front end's framing keys and the chain's value keys (each a key of the layout).
+
+    Raises
+    ------
+    KeyError
+        A field the layout does not have (a programming error: the schema is this module's).
     """
-    n_frames = shape[-1]
-    times = plan.times(min(n_frames, 1), where="centre")
+    order = LAYOUTS[layout]
     meta: dict[str, Any] = {
         **provenance(fft),
         "kind": kind,
         "source": source.name if is_stdio(source.name) else str(Path(source.name).resolve()),
         "source_frames": source.n_samples,
         "source_subtype": source.subtype,
-        "sr": plan.sr,
+        "sr": source.sr,
         "channels": channels,
         "mixed": mixed,
+        "channel": channel,
         "layout": "(n_rows, n_frames)" if channels == 1 else "(channels, n_rows, n_frames)",
         "shape": list(shape),
         "dtype": np.dtype(dtype).name,
-        **plan_fields(plan),
-        "scale": scale,
-        "values": values,
-        "amin": amin,
-        "ref": ref,
-        "ref_db": ref_db,
-        "top_db": top_db,
-        "frame_time_s": {
-            "formula": "centre of frame m = (m*hop_length - pad + n_fft//2) / sr",
-            "pad": plan.pad,
-            "first": float(times[0]) if n_frames else None,
-            "step": plan.hop_length / plan.sr,
-        },
-        "delta_f_hz": plan.delta_f,
+        **fields,
     }
-    meta.update(rows)
-    return meta
+    if layout != "spectrum":
+        meta.update(compat=compat, kaldi_layout=KALDI_LAYOUT)
+    unknown = sorted(set(meta) - set(order))
+    if unknown:
+        raise KeyError(f"sidecar layout {layout!r} has no key(s) {unknown}")
+    return {key: meta[key] for key in order if key in meta}
 
 
 def plan_fields(plan: Any) -> dict[str, Any]:

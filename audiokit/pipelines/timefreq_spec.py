@@ -1,6 +1,6 @@
 """The registry's specs of the time-frequency jobs (``spectrogram``, ``mel``, ``mfcc``): checks, names, one run.
 
-The three share one runner, :func:`~audiokit.pipelines.features.run_timefreq` (the STFT/mel pipeline, or the
+The three share one runner, :func:`~audiokit.pipelines.timefreq.run_timefreq` (the STFT/mel pipeline, or the
 feature chain for MFCC, Kaldi's front end, deltas and CMVN); they differ in their name and output stem only.
 """
 
@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .features import FeatureOptions, run_timefreq
 from .params import InputOptions, check_channel, check_syntax, choice
 from .registry import JobResult, JobSpec
-from .timefreq import PAD_MODES, SCALES, TimeFreqOptions, parse_ref
+from .timefreq import PAD_MODES, SCALES, FeatureOptions, TimeFreqOptions, parse_ref, run_timefreq
 
 __all__ = ["MEL_SPEC", "MFCC_SPEC", "SPECTROGRAM_SPEC", "check_options"]
 
@@ -55,8 +54,8 @@ def _spec(name: str, options_type: type) -> JobSpec:
 
 #: ``spectrogram``: ``<stem>.spectrogram.npy`` + sidecar (+ PNG with ``--png``) per input.
 SPECTROGRAM_SPEC = _spec("spectrogram", TimeFreqOptions)
-#: ``mel``: ``<stem>.mel.npy`` + sidecar (+ PNG); options ``TimeFreqOptions`` or, with a Kaldi front end, deltas or
-#: CMVN, ``FeatureOptions``.
-MEL_SPEC = _spec("mel", TimeFreqOptions)
+#: ``mel``: ``<stem>.mel.npy`` + sidecar (+ PNG); options ``FeatureOptions`` (``kind="mel"``; a bare
+#: ``TimeFreqOptions`` runs too).
+MEL_SPEC = _spec("mel", FeatureOptions)
 #: ``mfcc``: ``<stem>.mfcc.npy`` + sidecar (+ PNG); options ``FeatureOptions``.
 MFCC_SPEC = _spec("mfcc", FeatureOptions)
