@@ -83,3 +83,16 @@ def cli(capsys):
         return code, out, err
 
     return call
+
+
+#: The fixtures that start ``python -m audiokit`` as a subprocess (``run`` in tests/cli/conftest.py and
+#: tests/batch/conftest.py): a test using one is ``slow`` without saying so itself.
+SUBPROCESS_FIXTURES = frozenset({"run"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``slow`` every test that uses a subprocess fixture."""
+    for item in items:
+        if SUBPROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

@@ -147,6 +147,7 @@ def test_generate_and_dehum():
     assert np.sqrt(np.mean((result.output - tone) ** 2)) < 0.1 * np.sqrt(np.mean(hum**2))
 
 
+@pytest.mark.slow
 def test_import_is_cheap_and_lazy():
     code = (
         "import sys, audiokit; heavy = [m for m in ('soundfile', 'scipy', 'matplotlib', 'pyfftw', 'typer') "

@@ -1,6 +1,6 @@
 """The package layout (issue 18): each module lives in its layer, the public names keep working from there.
 
-The drawing layer's own rules (what ``plot/`` imports, nobody else draws) are in ``tests/test_plot.py``.
+The drawing layer's own rules (what ``plot/`` imports, nobody else draws) are in ``tests/plot/test_plot.py``.
 """
 
 from __future__ import annotations

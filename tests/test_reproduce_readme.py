@@ -19,6 +19,9 @@ import soundfile as sf
 
 import audiokit
 
+# Every test runs librosa, kaldi-native-fbank or the CLI on the whole speech example.
+pytestmark = pytest.mark.slow
+
 librosa = pytest.importorskip("librosa")
 try:
     import kaldi_native_fbank as knf

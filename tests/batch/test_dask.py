@@ -16,9 +16,18 @@ from pathlib import Path
 import pytest
 
 from audiokit.batch.tasks import THREAD_VARS
+from tests.helpers.batch import (
+    OPTIONS,
+    audiokit_cmd,
+    batch_outputs,
+    manifest_lines,
+    reference_outputs,
+    temp_files,
+    write_tone_noise,
+)
 
-from .conftest import audiokit_cmd, manifest_lines, temp_files, write_tone_noise
-from .reference import OPTIONS, batch_outputs, reference_outputs
+# A real Dask cluster: a scheduler and two worker processes.
+pytestmark = pytest.mark.slow
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install '.[cluster]')")
 
@@ -45,8 +54,8 @@ class Cluster:
         self.workers: list[subprocess.Popen] = []
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen:
-        log = open(self.log_dir / f"{name}-{time.monotonic_ns()}.log", "wb")
-        return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env)
+        with open(self.log_dir / f"{name}-{time.monotonic_ns()}.log", "wb") as log:  # the child keeps its own descriptor
+            return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env)
 
     def add_worker(self) -> subprocess.Popen:
         worker = self._start(

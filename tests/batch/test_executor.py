@@ -14,6 +14,7 @@ def _thread_env() -> dict[str, str | None]:
     return {name: os.environ.get(name) for name in THREAD_VARS}
 
 
+@pytest.mark.slow
 def test_pool_workers_run_with_one_thread_each():
     backend = make_backend(2, None)
     assert isinstance(backend, PoolBackend) and backend.slots == 4

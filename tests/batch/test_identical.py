@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from .conftest import manifest_lines, temp_files
-from .reference import OPTIONS, batch_outputs, reference_outputs
+from tests.helpers.batch import OPTIONS, batch_outputs, manifest_lines, reference_outputs, temp_files
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("command", "jobs"),
     [

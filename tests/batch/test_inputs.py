@@ -10,8 +10,7 @@ import soundfile as sf
 
 from audiokit.batch.inputs import collect_inputs
 from audiokit.errors import ParameterError
-
-from .conftest import manifest_lines, write_tone_noise
+from tests.helpers.batch import manifest_lines, write_tone_noise
 
 
 def _ids(out) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .conftest import manifest_lines, write_tone_noise
+from tests.helpers.batch import manifest_lines, write_tone_noise
 
 
 def test_a_warning_of_an_ok_input_is_counted_and_shown(cli, craft_wav, pcm16, tmp_path):

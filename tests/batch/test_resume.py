@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .conftest import audiokit_cmd, manifest_lines, temp_files, write_tone_noise
+from tests.helpers.batch import audiokit_cmd, manifest_lines, temp_files, write_tone_noise
 
 
 def _slow_corpus(root: Path, n: int) -> Path:
@@ -91,6 +91,7 @@ def test_max_failures_stops_early(cli, tmp_path):
     assert "stopped early" in err
 
 
+@pytest.mark.slow
 def test_kill_9_then_rerun_finishes(tmp_path):
     data = _slow_corpus(tmp_path / "data", 10)
     out = tmp_path / "out"
@@ -117,6 +118,7 @@ def test_kill_9_then_rerun_finishes(tmp_path):
         assert read(out / record["outputs"]["wav"]).samples.shape == (1, 16000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "code", "jobs"), [(signal.SIGINT, 130, 2), (signal.SIGTERM, 143, 2), (signal.SIGTERM, 143, 1)])
 def test_interrupt_keeps_finished_outputs_and_leaves_no_temp_files(tmp_path, sig, code, jobs):
     data = _slow_corpus(tmp_path / "data", 8)
@@ -162,6 +164,7 @@ def test_torn_last_line_is_tolerated(cli, corpus, tmp_path):
     assert len(results) == 6
 
 
+@pytest.mark.slow
 def test_a_pool_worker_killed_mid_run_its_tasks_are_retried(tmp_path):
     psutil = pytest.importorskip("psutil")
     data = _slow_corpus(tmp_path / "data", 10)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import manifest_lines, write_tone_noise
+from tests.helpers.batch import manifest_lines, write_tone_noise
 
 
 @pytest.fixture

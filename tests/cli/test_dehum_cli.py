@@ -126,6 +126,7 @@ def test_json_report(cli, rec, tmp_path):
     assert report["dropped"] == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["subtract", "erase"])
 def test_report_estimates_the_hum_removed_and_remaining_against_the_truth(cli, tmp_path, rng, method):
     x, clean = hummed(rng, seconds=6.0)
@@ -216,6 +217,7 @@ def test_auto_reports_60(cli, tmp_path, rng):
     assert report["f0_hz"] == pytest.approx(59.98, abs=0.01)
 
 
+@pytest.mark.slow
 def test_erase_method_with_window_and_width(cli, tmp_path, rng):
     x, clean = hummed(rng, seconds=4.0)
     src = write(tmp_path / "rec.wav", x)
@@ -230,6 +232,7 @@ def test_erase_method_with_window_and_width(cli, tmp_path, rng):
     assert code == 0, err
 
 
+@pytest.mark.slow
 def test_threshold_and_harmonics(cli, tmp_path, rng):
     x, _ = hummed(rng)
     src = write(tmp_path / "rec.wav", x)
@@ -240,6 +243,7 @@ def test_threshold_and_harmonics(cli, tmp_path, rng):
     assert json.loads(out)["treated"] == [1, 2]
 
 
+@pytest.mark.slow
 def test_quiet_prints_no_summary(cli, rec, tmp_path):
     path, _ = rec
     code, out, err = cli("dehum", path, "-q", "-o", tmp_path / "o.wav")

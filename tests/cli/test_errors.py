@@ -230,6 +230,7 @@ def test_ctrl_c_with_debug_shows_the_traceback(cli, tmp_path, monkeypatch):
     assert err.endswith("error: interrupted\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unbuffered", ["1", ""], ids=["unbuffered", "buffered"])
 def test_broken_pipe_is_silent(tmp_path, unbuffered):
     path = tmp_path / "ok.wav"
@@ -263,6 +264,7 @@ CLOSED_PIPE_COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", CLOSED_PIPE_COMMANDS.values(), ids=CLOSED_PIPE_COMMANDS.keys())
 def test_closed_pipe_exits_141_silently(tmp_path, args):
     """The reader is gone before anything is written (``| head -0``): every command exits 141, stderr empty.
@@ -287,6 +289,7 @@ def test_closed_pipe_exits_141_silently(tmp_path, args):
     assert (proc.returncode, proc.stderr.decode()) == (141, "")
 
 
+@pytest.mark.slow
 def test_reader_closing_the_pipe_early_exits_141(tmp_path):
     """``audiokit info a b c ... | head -c 100``: the reader takes a little, then goes; the rest meets EPIPE.
 
@@ -469,6 +472,7 @@ def _command_paths() -> list[list[str]]:
 COMMAND_PATHS = _command_paths()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", COMMAND_PATHS, ids=" ".join)
 def test_every_command_takes_quiet_and_debug(cli, path):
     """Before ``--help`` (eager, but parsed after them): an unknown ``-q`` would be exit 2, "No such option"."""

@@ -24,9 +24,8 @@ import pytest
 import soundfile as sf
 
 import audiokit
+from tests.helpers.cli import write
 from tests.helpers.kaldi_reference import knf_features, needs_knf
-
-from .helpers import write
 
 librosa = pytest.importorskip("librosa")
 
@@ -94,6 +93,7 @@ KALDI_CASES = [
 ]
 
 
+@pytest.mark.slow
 @needs_knf
 @pytest.mark.parametrize("sr", [16000, 8000])
 @pytest.mark.parametrize("name", ["speech", "synth"])
@@ -108,6 +108,7 @@ def test_mel_compat_kaldi_is_kaldi_fbank(cli, tmp_path, name, sr, args, kw):
     assert meta["kaldi"]["num_mel_bins"] == ref.shape[1]
 
 
+@pytest.mark.slow
 @needs_knf
 @pytest.mark.parametrize("sr", [16000, 8000])
 @pytest.mark.parametrize("name", ["speech", "synth"])
@@ -137,6 +138,7 @@ def test_mfcc_compat_kaldi_is_kaldi_mfcc(cli, tmp_path, name, sr, args, kw):
     assert meta["kind"] == "mfcc" and meta["rows"][c0] == ("energy" if kw.get("use_energy", True) else "c0")
 
 
+@pytest.mark.slow
 @needs_knf
 def test_kaldi_use_energy_and_raw_energy_on_fbank(cli, tmp_path):
     x = speech()
@@ -146,6 +148,7 @@ def test_kaldi_use_energy_and_raw_energy_on_fbank(cli, tmp_path):
     assert meta["rows"][0] == "energy"
 
 
+@pytest.mark.slow
 @needs_knf
 def test_kaldi_dither_is_seeded(cli, tmp_path):
     x = speech()
@@ -185,6 +188,7 @@ def rel(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a.astype(np.float64) - b)) / np.max(np.abs(b)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sr", [16000, 22050])
 def test_librosa_preset_mel_power_and_db(cli, tmp_path, sr):
     x = speech(sr)
@@ -197,6 +201,7 @@ def test_librosa_preset_mel_power_and_db(cli, tmp_path, sr):
     assert meta["center"] is True and meta["pad_mode"] == "constant" and meta["n_fft"] == 2048
 
 
+@pytest.mark.slow
 def test_librosa_preset_spectrogram(cli, tmp_path):
     x = speech()
     P, _ = run_npy(cli, x, 16000, tmp_path, "spectrogram", "--compat", "librosa", "--scale", "power", name="p")
@@ -209,6 +214,7 @@ def test_librosa_preset_spectrogram(cli, tmp_path):
     assert np.max(np.abs(D - R)) <= 3e-3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sr", [16000, 22050])
 def test_librosa_preset_mfcc_and_deltas(cli, tmp_path, sr):
     x = speech(sr)
@@ -225,6 +231,7 @@ def test_librosa_preset_mfcc_and_deltas(cli, tmp_path, sr):
     assert meta["rows"][20] == "d(c0)" and meta["rows"][40] == "dd(c0)"
 
 
+@pytest.mark.slow
 def test_librosa_lifter_and_n_mfcc(cli, tmp_path):
     x = speech()
     M, _ = run_npy(cli, x, 16000, tmp_path, "mfcc", "--compat", "librosa", "--n-mfcc", "13", "--lifter", "22")
@@ -307,6 +314,7 @@ def test_torchaudio_preset_against_stored_torchaudio_arrays(cli, tmp_path):
 # --------------------------------------------------------------------------------------------
 # Presets: explicit flags win; no preset = today's defaults; API = CLI
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_explicit_flags_override_the_preset(cli, tmp_path):
     x = speech()
     M, meta = run_npy(cli, x, 16000, tmp_path, "mel", "--compat", "librosa", "--n-mels", "40", "--hop", "256", "--scale", "power")
@@ -326,6 +334,7 @@ def test_mfcc_defaults_equal_the_api(cli, tmp_path):
         assert np.max(np.abs(C - audiokit.mfcc(x, sr=16000, compat=compat))) <= 1e-3
 
 
+@pytest.mark.slow
 def test_mfcc_energy_replaces_c0_by_the_log_frame_power(cli, tmp_path):
     x = speech()
     C, meta = run_npy(cli, x, 16000, tmp_path, "mfcc", "--energy", "--top-db", "0")

@@ -67,6 +67,7 @@ def _mutate(data: bytes, rng: random.Random) -> bytes:
     return bytes(b)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_mutated_inputs_never_crash(cli, tmp_path, command):
     seeds = _seeds()

@@ -127,6 +127,7 @@ def test_ctrl_c_midway_leaves_nothing(cli, tmp_path, listing, monkeypatch):
     assert listing() == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("signum", "code", "word"),
     [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],

@@ -11,8 +11,7 @@ import soundfile as sf
 
 from audiokit.dsp.griffinlim import griffinlim
 from audiokit.pipelines.sidecar import plan_from_sidecar
-
-from .helpers import samples, sidecar
+from tests.helpers.cli import samples, sidecar
 
 SPEECH = Path(__file__).resolve().parents[2] / "examples" / "data" / "speech.wav"
 
@@ -157,6 +156,7 @@ def test_complex_stft_points_to_istft(cli, speech, tmp_path):
     assert not (tmp_path / "o.wav").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("make_args", "reason"),
     [

@@ -144,6 +144,7 @@ def test_the_readme_examples_were_found():
     assert len(README_LINES) >= 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line", README_LINES)
 def test_readme_example_runs_without_warning(tmp_path, line):
     """Each README line that needs only bundled data runs (exit 0, pipefail) and warns about nothing: its signal

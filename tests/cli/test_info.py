@@ -367,7 +367,7 @@ def test_flac_written_by_ffmpeg_to_a_pipe_subprocess(run):
 def test_flac_written_by_ffmpeg_to_a_pipe_as_a_file(cli):
     code, report, err = info_json(cli, FFMPEG_PIPE_FLAC)
     assert (code, err) == (0, "")
-    assert (report["container"], report["frames"], report["duration_s"]) == ("FLAC", 4000, 0.5)  # samples: tests/io/test_reader.py
+    assert (report["container"], report["frames"], report["duration_s"]) == ("FLAC", 4000, 0.5)  # samples: io/test_reader
 
 
 def test_raw_flags_on_a_wav_are_refused(cli, pcm_file):

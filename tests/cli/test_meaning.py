@@ -112,6 +112,7 @@ def test_debug_does_not_ask_to_rerun_with_debug(cli, wav, monkeypatch):
     assert code == 1 and "Traceback" in err and "rerun with --debug" not in err and "please report it" in err
 
 
+@pytest.mark.slow
 def test_many_channels_draw_a_readable_png_quickly(cli, tmp_path):
     many = tmp_path / "many.wav"
     audiokit.write(many, 0.1 * np.random.default_rng(9).standard_normal((128, 500)), SR, subtype="PCM_16")

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from audiokit.dsp.generate import generate
-
-from .helpers import SR, png_size, samples, sidecar, write
+from tests.helpers.cli import SR, png_size, samples, sidecar, write
 
 #: Six channels of different noise, 0.5 s, PCM_16 (so the extracted channel's file holds the same codes).
 CHANNELS = 6

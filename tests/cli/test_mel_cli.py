@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 
 from audiokit.dsp.generate import generate
-
-from .helpers import EPS32, PNG_END, PNG_MAGIC, SR, cli_npy, png_size, reference_power, rel_err, samples, sidecar, write
+from tests.helpers.cli import EPS32, PNG_END, PNG_MAGIC, SR, cli_npy, png_size, reference_power, rel_err, samples, sidecar, write
 
 # float32 STFT and a float32 filter bank: each mel value is a weighted sum of float32 powers, so
 # relative to the largest mel value the rounding stays within a few tens of eps32 (measured: 2 eps32).
@@ -65,6 +64,7 @@ def test_mel_power_equals_the_article_bank_times_the_power_spectrogram(cli, voic
     assert len(meta["mel_centre_hz"]) == 80
 
 
+@pytest.mark.slow
 def test_mel_power_matches_librosa_htk_without_norm(cli, voice, tmp_path):
     librosa = pytest.importorskip("librosa")
     M = mel_npy(cli, voice, tmp_path / "m.npy", "--scale", "power", "--win", "400", "--hop", "160")
@@ -84,6 +84,7 @@ def test_mel_power_matches_librosa_htk_without_norm(cli, voice, tmp_path):
     assert rel_err(M, expected) <= TOL
 
 
+@pytest.mark.slow
 def test_slaney_norm_and_centre_match_librosa_defaults(cli, voice, tmp_path):
     librosa = pytest.importorskip("librosa")
     M = mel_npy(
@@ -178,6 +179,7 @@ def test_filterbank_matrix_and_picture(cli, voice, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_filterbank_matches_librosa(cli, voice, tmp_path):
     librosa = pytest.importorskip("librosa")
     for flags, kwargs in (([], dict(htk=True, norm=None)), (["--mel-scale", "slaney", "--norm", "slaney"], {})):

@@ -48,6 +48,7 @@ def _tmpfs(path, size):
     return path
 
 
+@pytest.mark.slow
 def test_disk_full_while_drawing_leaves_no_array_nor_sidecar(cli, wav, tmp_path):
     disk = _tmpfs(tmp_path / "disk", "200k")  # the .npy (~80 kB) and its sidecar fit, the PNG does not
     try:

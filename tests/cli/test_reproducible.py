@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+# Six fresh processes per case, each with an empty cache.
+pytestmark = pytest.mark.slow
+
 SPEECH = Path(__file__).resolve().parents[2] / "examples" / "data" / "speech.wav"
 PROCESSES = 6
 

@@ -26,6 +26,9 @@ import pytest
 
 import audiokit
 
+# Real signals to real processes (python -m audiokit), at random moments.
+pytestmark = pytest.mark.slow
+
 RUNS = int(os.environ.get("AUDIOKIT_SIGNAL_RUNS", "12"))
 BUDGET_S = float(os.environ.get("AUDIOKIT_SIGNAL_SECONDS", "10"))
 

@@ -1,7 +1,7 @@
 """``audiokit spectrogram``: the saved arrays against a naive framing + ``np.fft.rfft`` reference
 (uncentred, centred reflect/constant, ``--nfft`` > window), shapes and sidecar, dB/magnitude/complex
 scales, frequency cropping, default and stdout outputs, errors, odd inputs, streaming and PNG size.
-The display max-pooling itself is tested in tests/test_plot.py."""
+The display max-pooling itself is tested in tests/plot/test_plot.py."""
 
 from __future__ import annotations
 
@@ -17,8 +17,7 @@ import pytest
 
 import audiokit
 from audiokit.dsp.generate import generate
-
-from .helpers import (
+from tests.helpers.cli import (
     EPS32,
     PNG_END,
     PNG_MAGIC,
@@ -120,6 +119,7 @@ def test_nfft_larger_than_window_zero_pads_with_the_window_centred(cli, tone, tm
     assert (meta["win_length"], meta["n_fft"], meta["delta_f_hz"]) == (400, 1024, SR / 1024)
 
 
+@pytest.mark.slow
 def test_nfft_larger_than_window_matches_librosa(cli, tone, tmp_path):
     librosa = pytest.importorskip("librosa")
     P = power_npy(cli, tone, tmp_path / "p.npy", "--win", "400", "--hop", "160", "--nfft", "1024")

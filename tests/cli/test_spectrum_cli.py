@@ -2,7 +2,7 @@
 phase, peak options, the .npy + sidecar against a naive ``np.fft.rfft`` reference, channels,
 PNG output (file and stdout), stdin, the table/stderr split, FFT backends and the error exits.
 
-The peak fitting itself is tested in tests/test_dft.py; here only the CLI path is checked.
+The peak fitting itself is tested in tests/dsp/test_dft.py; here only the CLI path is checked.
 Inputs are FLOAT WAV files: float32 samples, so amplitudes carry a relative rounding error of
 about eps32 / sqrt(N) ~ 1e-9 (the JSON keeps 9 significant digits and 6 decimals of Hz); the
 tolerances below are 1e-6 relative, far above that and far below any real mistake (a missing
@@ -321,6 +321,7 @@ def test_bad_channel_choice_exits_2(cli, stereo, args, message):
 # --------------------------------------------------------------------------- PNG, stdout, stdin
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [["--linear"], ["--two-sided"]])  # the default: test_table_then_the_written_paths_on_stdout
 def test_png_written(cli, three, tmp_path, extra):
     png = tmp_path / "s.png"

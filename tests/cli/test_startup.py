@@ -41,16 +41,19 @@ def _imported(args: list[str], cwd: Path) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_version_imports_no_typer_and_nothing_numeric(tmp_path):
     names = _imported(["--version"], tmp_path)
     assert not names & {*HEAVY, "typer", "rich", "pydantic"}, sorted(names & {*HEAVY, "typer", "rich", "pydantic"})
 
 
+@pytest.mark.slow
 def test_help_imports_no_numeric_module(tmp_path):
     names = _imported(["--help"], tmp_path)
     assert not names & {*HEAVY, "pydantic"}, sorted(names & {*HEAVY, "pydantic"})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["mel"], ["spectrogram"], ["mel", "--compat", "kaldi"], ["mfcc", "--compat", "kaldi"]])
 def test_npy_only_job_imports_no_matplotlib_pydantic_nor_scipy(tmp_path, args):
     t = np.arange(16000) / 16000
@@ -190,6 +193,7 @@ def test_typer_is_the_tested_range_and_has_the_private_names_audiokit_uses():
     assert isinstance(build_runtime_param(argument.type_descriptor), RuntimeParam)
 
 
+@pytest.mark.slow
 def test_fftw_backend_imports_no_pyfftw_interfaces_nor_scipy_fft():
     pytest.importorskip("pyfftw")
     code = (

@@ -29,17 +29,20 @@ def ak(*args) -> str:
     return " ".join([f'"{sys.executable}"', "-m", "audiokit", *(f'"{a}"' for a in args)])
 
 
+@pytest.mark.slow
 def test_closed_stdin_is_an_input_error(wav, tmp_path):
     done = shell(ak("info", "-") + " <&-", tmp_path)
     assert (done.returncode, done.stdout) == (3, "") and done.stderr == "error: -: standard input is closed\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [("info", "{wav}", "--json"), ("generate", "sine:440", "--dur", "0.1s")])
 def test_closed_stdout_is_an_output_error(wav, tmp_path, args):
     done = shell(ak(*(a.format(wav=wav) for a in args)) + " >&-", tmp_path)
     assert done.returncode == 4 and "standard output is closed" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_full_stdout_is_an_output_error(wav, tmp_path):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
@@ -50,11 +53,13 @@ def test_full_stdout_is_an_output_error(wav, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_closed_stderr_keeps_errors_off_stdout(tmp_path):
     done = shell(ak("info", tmp_path / "missing.wav") + " 2>&-", tmp_path)
     assert done.returncode == 3 and done.stdout == ""
 
 
+@pytest.mark.slow
 def test_read_only_folder_is_named_as_such(wav, tmp_path):
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("mounting a read-only tmpfs needs root")
@@ -69,6 +74,7 @@ def test_read_only_folder_is_named_as_such(wav, tmp_path):
         subprocess.run(["umount", str(ro)], check=False)
 
 
+@pytest.mark.slow
 def test_full_temp_folder_with_stdout_output_says_disk_full(wav, tmp_path):
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("mounting a small tmpfs needs root")

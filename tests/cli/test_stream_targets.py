@@ -43,6 +43,7 @@ def test_fifo_receives_the_wav(cli, wav, tmp_path):
     assert sf.info(out_wav).frames == 4000
 
 
+@pytest.mark.slow
 def test_process_substitution_path(wav, tmp_path):
     target = tmp_path / "sub.png"
     script = f'"{sys.executable}" -m audiokit spectrogram "{wav}" -o >(cat > "{target}") && wait'

@@ -1,6 +1,6 @@
 """Tests of audiokit.dsp.dft: axes, scaling, symmetry, Parseval, two-sided amplitude and decibels.
 
-The peak fitting is tested in tests/test_peaks.py."""
+The peak fitting is tested in tests/dsp/test_peaks.py."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def naive_dft(x: np.ndarray, n_fft: int) -> np.ndarray:
 
 
 def tone(freq, *, n, sr, amp=1.0, phase=0.0):
-    """amp·cos(2π f t + phase) (the same helper as in tests/test_peaks.py)."""
+    """amp·cos(2π f t + phase) (the same helper as in tests/dsp/test_peaks.py)."""
     t = np.arange(n) / sr
     return amp * np.cos(2 * np.pi * freq * t + phase)
 

@@ -42,6 +42,7 @@ def rel_err(a, b):
 # --------------------------------------------------------------------------------------------
 # MFCC
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("n_mfcc,lifter", [(20, 0), (13, 22), (40, 0), (1, 0), (20, 7.5)])
 def test_mfcc_matches_librosa(log_mel, n_mfcc, lifter):
     y, sr, S = log_mel
@@ -51,12 +52,14 @@ def test_mfcc_matches_librosa(log_mel, n_mfcc, lifter):
     assert rel_err(ours, ref) <= 1e-5
 
 
+@pytest.mark.slow
 def test_mfcc_from_audio_matches_librosa_end_to_end(log_mel):
     y, sr, S = log_mel
     ref = librosa.feature.mfcc(y=y, sr=sr)  # 20 coefficients from power_to_db(melspectrogram)
     assert rel_err(mfcc(S), ref) <= 1e-5
 
 
+@pytest.mark.slow
 def test_mfcc_layouts_dct_types_and_energy(log_mel, rng):
     _, _, S = log_mel
     a = mfcc(S, n_mfcc=13)
@@ -77,6 +80,7 @@ def test_mfcc_layouts_dct_types_and_energy(log_mel, rng):
     assert mfcc(S.astype(np.float32)).dtype == np.float32
 
 
+@pytest.mark.slow
 def test_mfcc_errors(log_mel):
     _, _, S = log_mel
     with pytest.raises(ParameterError, match=r"n_mfcc \(200\) cannot exceed the number of mel bands \(128\)"):
@@ -96,6 +100,7 @@ def test_mfcc_errors(log_mel):
 # --------------------------------------------------------------------------------------------
 # Deltas
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("order", [1, 2])
 @pytest.mark.parametrize("width", [9, 5, 3])
 def test_librosa_delta(log_mel, order, width):
@@ -108,6 +113,7 @@ def test_librosa_delta(log_mel, order, width):
     np.testing.assert_allclose(delta(m.T, method="librosa", order=order, width=width, axis=0), ours.T, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_librosa_delta_other_modes(log_mel):
     _, _, S = log_mel
     m = librosa.feature.mfcc(S=S)
@@ -122,6 +128,7 @@ def test_kaldi_delta_windows():
     np.testing.assert_allclose(kaldi_delta_window(0, 2), [1.0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order,window", [(2, 2), (1, 2), (2, 1), (3, 3), (0, 2)])
 @pytest.mark.parametrize("n_frames", [1, 3, 50, 633])
 def test_add_deltas_matches_kaldi_native_fbank(rng, order, window, n_frames):
@@ -165,6 +172,7 @@ def test_delta_errors():
 # --------------------------------------------------------------------------------------------
 # CMVN
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("norm_vars", [False, True])
 def test_utterance_cmvn_matches_kaldi_native_fbank(rng, norm_vars):
     knf = pytest.importorskip("kaldi_native_fbank")

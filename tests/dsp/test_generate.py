@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.signal as ss
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audiokit.dsp.generate import (
@@ -25,6 +25,11 @@ from audiokit.errors import ParameterError
 
 EPS = np.finfo(np.float64).eps
 LOG10_DB = 10.0 / math.log(10.0)  # d(10·log10 P) = LOG10_DB · dP/P
+
+
+#: Sums whose peak passes full scale (Gaussian noise has no peak bound; an impulse is 1.0) in tests of statistics or
+#: block-wise equality: generate()'s warning for them (``generated signal reaches …``, tested on its own) is expected.
+NOISE_PEAKS = pytest.mark.filterwarnings("ignore:generated signal reaches .*, above full scale:UserWarning")
 
 
 def gen(spec, n=1000, sr=16000, **kw):
@@ -238,6 +243,7 @@ def test_clipping_warns():
 # --------------------------------------------------------------------------- channels, seeds, dtype
 
 
+@NOISE_PEAKS
 def test_channels_tones_identical_noise_independent():
     x = gen("sine:300:0.2 + noise:0.5", n=20000, channels=3, seed=7)
     assert x.shape == (3, 20000)
@@ -257,6 +263,7 @@ def test_seeds_reproduce_and_differ():
     assert unseeded.shape == (1, 10)
 
 
+@NOISE_PEAKS
 def test_noise_streams_are_stable():
     full = gen("noise:0.2", n=3 * CHUNK, channels=2, seed=5)
     # A shorter signal is a prefix, channel 0 ignores the channel count,
@@ -277,6 +284,7 @@ def test_float32_is_float64_rounded_once():
     assert np.array_equal(x32, x64.astype(np.float32))
 
 
+@NOISE_PEAKS
 def test_white_noise_rms_is_amp(rng):
     n = 200_000
     x = gen("noise:0.25", n=n, seed=int(rng.integers(2**31)))[0]
@@ -301,7 +309,9 @@ def test_pink_noise_rms_is_amp(rng):
 # --------------------------------------------------------------------------- blocks
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.slow
+@NOISE_PEAKS
+@settings(max_examples=25)
 @given(
     block=st.integers(1, 3 * CHUNK),
     n=st.integers(1, 2 * CHUNK + 300),

@@ -68,6 +68,7 @@ def rel(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("momentum", [0.99, 0.0])
 def test_one_iteration_equals_librosa_to_a_few_ulps(speech, dtype, momentum):
@@ -76,6 +77,7 @@ def test_one_iteration_equals_librosa_to_a_few_ulps(speech, dtype, momentum):
     assert rel(ours, lib_gl(S, 1, momentum)) <= 16 * eps(dtype)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_plain_griffin_lim_stays_within_linear_rounding_growth(speech, dtype):
     n_iter = 32
@@ -84,6 +86,7 @@ def test_plain_griffin_lim_stays_within_linear_rounding_growth(speech, dtype):
     assert rel(ours, lib_gl(S, n_iter, 0.0)) <= 16 * eps(dtype) * (n_iter + 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("n_iter", [8, 32])
 def test_fast_griffin_lim_equals_librosa_within_its_own_sensitivity(speech, dtype, n_iter):
@@ -101,6 +104,7 @@ def test_fast_griffin_lim_equals_librosa_within_its_own_sensitivity(speech, dtyp
     assert result.convergence[-1] == pytest.approx(sc_lib, rel=1e-9 if dtype == np.float64 else 1e-5)
 
 
+@pytest.mark.slow
 def test_per_iteration_convergence_is_that_of_librosa_after_i_iterations(speech):
     """convergence[i] is SC of istft(c_i); librosa.griffinlim(n_iter=i) returns exactly istft(c_i)."""
     S = magnitude(speech)
@@ -112,12 +116,14 @@ def test_per_iteration_convergence_is_that_of_librosa_after_i_iterations(speech)
         assert result.convergence[i] == pytest.approx(sc, rel=1e-10), i
 
 
+@pytest.mark.slow
 def test_zero_initial_phase_equals_librosa_init_none(speech):
     S = magnitude(speech)
     ours = griffinlim(S, librosa_plan(), n_iter=4, init="zeros").y
     assert rel(ours, lib_gl(S, 4, init=None, random_state=None)) <= 16 * eps(np.float64) * 100
 
 
+@pytest.mark.slow
 def test_multichannel_equals_librosa(speech):
     S = np.stack([magnitude(speech), magnitude(speech[::-1].copy())])
     ours = griffinlim(S, librosa_plan(), n_iter=4, random_state=7).y
@@ -125,6 +131,7 @@ def test_multichannel_equals_librosa(speech):
     assert rel(ours, lib_gl(S, 4, random_state=7)) <= 1e-12
 
 
+@pytest.mark.slow
 def test_convergence_decreases_on_speech(speech):
     S = magnitude(speech)
     plain = griffinlim(S, librosa_plan(), n_iter=40, momentum=0.0, random_state=0).convergence
@@ -135,6 +142,7 @@ def test_convergence_decreases_on_speech(speech):
     assert fast[0] > 0.5  # random phase: far off to begin with
 
 
+@pytest.mark.slow
 def test_seeding(speech):
     S = magnitude(speech)
     plan = librosa_plan()
@@ -149,6 +157,7 @@ def test_seeding(speech):
     assert np.allclose(phase, expected, rtol=0, atol=4 * eps(np.float64))
 
 
+@pytest.mark.slow
 def test_zero_iterations_invert_the_initial_estimate(speech):
     S = magnitude(speech)
     result = griffinlim(S, librosa_plan(), n_iter=0, random_state=2)
@@ -224,6 +233,7 @@ def test_mel_to_linear_bad_shapes():
         mel_to_linear(np.ones((64, 5)), F, method="lbfgs")  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_flat_api_reproduces_librosa_with_center_true(speech):
     S = magnitude(speech, np.float32)
     ours = audiokit.griffinlim(S, n_iter=1, hop_length=HOP, center=True, random_state=0)

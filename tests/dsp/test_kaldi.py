@@ -104,6 +104,7 @@ def signal(name: str, sr: int) -> np.ndarray:
     return _cache[name, sr]
 
 
+@pytest.mark.slow
 @needs_knf
 @pytest.mark.parametrize("sr", [16000, 8000])
 @pytest.mark.parametrize("name", ["speech", "synth"])
@@ -116,6 +117,7 @@ def test_fbank_matches_kaldi_native_fbank(name, sr, config):
     assert np.max(np.abs(ours - ref)) <= 1e-3
 
 
+@pytest.mark.slow
 @needs_knf
 @pytest.mark.parametrize("sr", [16000, 8000])
 @pytest.mark.parametrize("name", ["speech", "synth"])
@@ -143,6 +145,7 @@ def test_mfcc_matches_kaldi_native_fbank(name, sr, config):
     assert np.max(np.abs(ours[:, others] / lift[others] - ref[:, others] / lift[others])) <= 1e-3
 
 
+@pytest.mark.slow
 @needs_knf
 @pytest.mark.parametrize("config", [{}, {"use_power": False}, {"use_log_fbank": False}])
 def test_fbank_power_and_linear_options_match_kaldi_native_fbank(config):
@@ -155,6 +158,7 @@ def test_fbank_power_and_linear_options_match_kaldi_native_fbank(config):
         assert np.max(np.abs(ours - ref)) <= 1e-3
 
 
+@pytest.mark.slow
 @needs_knf
 def test_digital_silence_is_exactly_on_the_floor():
     x = np.zeros(16000, dtype=np.float32)
@@ -167,6 +171,7 @@ def test_digital_silence_is_exactly_on_the_floor():
     np.testing.assert_allclose(m[:, 0], np.log(FLT_EPSILON), rtol=1e-12)  # raw energy floored
 
 
+@pytest.mark.slow
 @needs_knf
 @pytest.mark.parametrize("n", [0, 1, 50, 399, 400, 401, 559, 560, 561, 1000])
 @pytest.mark.parametrize("snip", [True, False])
@@ -208,6 +213,7 @@ def test_matches_naive_loop_on_extreme_signal(opts, _):
     np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dc", [40.0, 400.0, 4000.0])
 @pytest.mark.parametrize(
     "config",
@@ -297,6 +303,7 @@ def corpus_features(small_corpus):
     return rows
 
 
+@pytest.mark.slow
 def test_readme_figure_float64_reference(corpus_features):
     """audiokit (float64) against the float64 reference: equal frame counts, the bounds above in loud and in all
     cells and frames; stored as float32 (the .npy of mel --compat kaldi), within half a float32 ulp of |value| < 64.
@@ -318,6 +325,7 @@ def test_readme_figure_float64_reference(corpus_features):
     assert quiet > 1000  # the corpus has near-silent cells (pauses, noise floors, DC-offset silence)
 
 
+@pytest.mark.slow
 @needs_knf
 def test_readme_figure_kaldi_native_fbank_loud_cells(corpus_features):
     """Against kaldi-native-fbank: equal frame counts; loud cells (within 60 dB of the utterance's strongest) and the
@@ -336,6 +344,7 @@ def test_readme_figure_kaldi_native_fbank_loud_cells(corpus_features):
 # --------------------------------------------------------------------------------------------
 # Tables
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @needs_knf
 def test_window_formulas():
     o = FbankOptions()
@@ -392,6 +401,7 @@ def test_sizes_follow_kaldi_truncation():
 # --------------------------------------------------------------------------------------------
 # Streaming, dither, layout, scale
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "opts", [FbankOptions(), FbankOptions(snip_edges=False), MfccOptions(snip_edges=False), MfccOptions(dither=1.0)]
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 
-import librosa
 import numpy as np
 import pytest
 
@@ -40,8 +39,10 @@ def test_slaney_formula():
     assert hz_to_mel(6400.0, scale="slaney") == pytest.approx(15.0 + 27.0, rel=4 * EPS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", ["htk", "slaney"])
 def test_scales_vs_librosa_and_inverse(scale):
+    librosa = pytest.importorskip("librosa")
     f = np.linspace(0, 24000, 1001)
     m = hz_to_mel(f, scale=scale)
     np.testing.assert_allclose(m, librosa.hz_to_mel(f, htk=scale == "htk"), rtol=8 * EPS, atol=8 * EPS)
@@ -61,6 +62,7 @@ def test_bad_scale():
         hz_to_mel(100.0, scale="bark")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sr", "n_fft", "n_mels"), [(16000, 512, 80), (22050, 1024, 128), (8000, 256, 40), (44100, 2048, 64), (16000, 401, 40)]
 )
@@ -68,6 +70,7 @@ def test_bad_scale():
 @pytest.mark.parametrize("norm", [None, "slaney"])
 @pytest.mark.parametrize("band", [(0.0, None), (60.0, 0.45)])
 def test_filterbank_equals_librosa(sr, n_fft, n_mels, scale, norm, band):
+    librosa = pytest.importorskip("librosa")
     fmin, fmax_frac = band
     fmax = None if fmax_frac is None else fmax_frac * sr
     F = mel_filterbank(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, scale=scale, norm=norm)
@@ -122,11 +125,13 @@ def test_filterbank_errors(kwargs, match):
         mel_filterbank(**args)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("center", [False, True])
 @pytest.mark.parametrize("pad_mode", ["constant", "reflect"])
 @pytest.mark.parametrize(("scale", "norm"), [("htk", None), ("slaney", "slaney")])
 @pytest.mark.parametrize("power", [2.0, 1.0])
 def test_melspectrogram_equals_librosa(rng, center, pad_mode, scale, norm, power):
+    librosa = pytest.importorskip("librosa")
     sr, n_fft, win, hop = 16000, 512, 400, 160
     x = rng.uniform(-1, 1, 12_345)
     plan = StftPlan(sr=sr, win_length=win, hop_length=hop, n_fft=n_fft, center=center, pad_mode=pad_mode)
@@ -171,9 +176,11 @@ def test_float32_melspectrogram(rng):
     np.testing.assert_allclose(M, ref, rtol=0, atol=1e-5 * ref.max())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ref", [1.0, "max", 3.0])
 @pytest.mark.parametrize("top_db", [80.0, None, 30.0])
 def test_log_mel_db_equals_librosa(rng, ref, top_db):
+    librosa = pytest.importorskip("librosa")
     x = rng.uniform(-1, 1, 8000)
     x[2000:5000] = 0.0  # silence: floored, finite
     plan = StftPlan(sr=16000, win_length=400, hop_length=160, n_fft=512, center=True)

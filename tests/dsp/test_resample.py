@@ -88,6 +88,7 @@ def test_default_quality_suppresses_images_when_upsampling(sr_in, sr_out, rng):
     assert np.all(image_db < STOPBAND_DB), image_db.round(1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quality,method", [("high", "soxr"), ("very-high", "soxr"), ("high", "poly")])
 @pytest.mark.parametrize("sr_in,sr_out", [(44100, 16000), (48000, 44100), (8000, 22050), (44100, 37993)])
 def test_passband_gain_within_ripple_up_to_0_9_nyquist(sr_in, sr_out, quality, method, rng):

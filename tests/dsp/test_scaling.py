@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 
-import librosa
 import numpy as np
 import pytest
 
@@ -47,11 +46,13 @@ def spectra(rng, dtype):
     return S
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("ref", [1.0, "max", 0.5, 1e-12])
 @pytest.mark.parametrize("amin", [None, 1e-6])
 @pytest.mark.parametrize("top_db", [80.0, None, 20.0])
 def test_power_to_db_equals_librosa(rng, dtype, ref, amin, top_db):
+    librosa = pytest.importorskip("librosa")
     S = spectra(rng, dtype)
     D = to_db(S, ref=ref, amin=amin, top_db=top_db)
     expected = librosa.power_to_db(S, ref=np.max if ref == "max" else ref, amin=1e-10 if amin is None else amin, top_db=top_db)
@@ -59,16 +60,20 @@ def test_power_to_db_equals_librosa(rng, dtype, ref, amin, top_db):
     np.testing.assert_allclose(D, expected, rtol=0, atol=1e-4 if dtype == np.float32 else 1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ref", [1.0, "max", 2.0])
 @pytest.mark.parametrize("top_db", [80.0, None])
 def test_amplitude_to_db_equals_librosa(rng, ref, top_db):
+    librosa = pytest.importorskip("librosa")
     S = np.sqrt(spectra(rng, np.float64))
     D = to_db(S, kind="magnitude", ref=ref, top_db=top_db)
     expected = librosa.amplitude_to_db(S, ref=np.max if ref == "max" else ref, top_db=top_db)
     np.testing.assert_allclose(D, expected, rtol=0, atol=1e-10)
 
 
+@pytest.mark.slow
 def test_complex_input(rng):
+    librosa = pytest.importorskip("librosa")
     X = rng.standard_normal((8, 9)) + 1j * rng.standard_normal((8, 9))
     np.testing.assert_allclose(to_db(X, top_db=None), 10 * np.log10(np.abs(X) ** 2), atol=1e-12)
     with warnings.catch_warnings():

@@ -39,6 +39,7 @@ def test_random_sparse_patterns(rng):
         CsrMatrix(np.eye(3, dtype=np.float32)) @ np.ones((4, 2), np.float32)
 
 
+@pytest.mark.slow
 def test_loading_the_kernel_imports_no_scipy_sparse():
     code = (
         "import sys, numpy as np; from audiokit.dsp.sparse import CsrMatrix; "

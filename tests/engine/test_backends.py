@@ -621,6 +621,7 @@ print(h.hexdigest())
 """
 
 
+@pytest.mark.slow
 def test_fftw_bytes_identical_in_fresh_processes(tmp_path):
     """Six processes at once (load), each with a fresh cache, two with FFTW wisdom measured by other code: one digest.
 
@@ -643,6 +644,7 @@ def test_fftw_bytes_identical_in_fresh_processes(tmp_path):
     assert not any((tmp_path / f"cache{i}").exists() for i in range(6))  # nothing is cached on disk
 
 
+@pytest.mark.slow
 def test_fftw_result_independent_of_wisdom_in_the_process(rng):
     """Wisdom measured by other code (FFTW_PATIENT on the very buffer layout audiokit plans) is forgotten first.
 

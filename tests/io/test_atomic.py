@@ -247,6 +247,7 @@ def test_temp_names_say_whose_they_are(tmp_path):
         tmp.write_bytes(b"x")
 
 
+@pytest.mark.slow
 def test_stale_temps_of_dead_processes_are_removed_when_the_output_is_written_again(tmp_path):
     import subprocess
 

@@ -388,6 +388,7 @@ def test_interrupt_while_opening_leaves_nothing(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("subtype", ["FLOAT", "DOUBLE"])
 def test_float_wavs_are_reproducible_bytes(tmp_path, subtype):
     import time

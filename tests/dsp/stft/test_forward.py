@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import warnings
 
-import librosa
 import numpy as np
 import pytest
 import scipy.signal as ss
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audiokit.dsp.stft import StftPlan, StftStream, compute, spectrogram, stft
@@ -16,7 +15,7 @@ from audiokit.engine import get_backend
 from audiokit.errors import InputError, ParameterError
 from tests.helpers.stft_reference import assert_close_spectra, naive_stft
 
-HYP = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+HYP = settings(max_examples=60)  # the rest from the profile in tests/conftest.py
 
 
 @pytest.fixture
@@ -115,11 +114,13 @@ def test_stft_magnitude_equals_scipy_with_padding(rng):
     assert_close_spectra(X, ref_shift)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("center", [False, True])
 @pytest.mark.parametrize("pad_mode", ["constant", "reflect"])
 @pytest.mark.parametrize(("win_length", "n_fft", "hop"), [(512, 512, 128), (400, 512, 160), (300, 301, 77)])
 @pytest.mark.parametrize("n", [52225, 700, 100])
 def test_stft_equals_librosa(rng, center, pad_mode, win_length, n_fft, hop, n):
+    librosa = pytest.importorskip("librosa")
     if not center and n < n_fft:
         pytest.skip("librosa refuses input shorter than n_fft with center=False")
     x = rng.uniform(-1, 1, n)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import warnings
 
-import librosa
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audiokit.dsp.stft import IstftStream, StftPlan, istft
 from audiokit.dsp.windows import WINDOWS
 from audiokit.errors import InputError, ParameterError
 
-HYP = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+HYP = settings(max_examples=60)  # the rest from the profile in tests/conftest.py
 
 
 @pytest.fixture
@@ -118,10 +117,12 @@ def test_istft_hann_absolute_tolerance(rng, dtype, hop, center):
     assert np.max(np.abs(y[:, region] - x[:, region])) <= tol
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("center", [True, False])
 @pytest.mark.parametrize(("win_length", "n_fft", "hop"), [(512, 512, 128), (400, 512, 160)])
 @pytest.mark.parametrize("length", [None, 9000, 9500])
 def test_istft_equals_librosa(rng, center, win_length, n_fft, hop, length):
+    librosa = pytest.importorskip("librosa")
     x = rng.uniform(-1, 1, 9000)
     plan = StftPlan(sr=16000, win_length=win_length, hop_length=hop, n_fft=n_fft, center=center)
     X = plan.stft(x)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import librosa
 import numpy as np
 import pytest
 
@@ -38,7 +37,9 @@ def test_plan_derived_quantities():
         plan.hop_length = 3  # frozen
 
 
+@pytest.mark.slow
 def test_times():
+    librosa = pytest.importorskip("librosa")
     plan = StftPlan(sr=16000, win_length=512, hop_length=128)
     np.testing.assert_allclose(plan.times(4), np.arange(4) * 128 / 16000)
     np.testing.assert_allclose(plan.times(4, where="centre"), (np.arange(4) * 128 + 256) / 16000)
@@ -89,7 +90,9 @@ def test_plan_repr_and_replace():
     assert dataclasses.replace(plan, n_fft=None, win_length=256).n_fft == 256
 
 
+@pytest.mark.slow
 def test_window_sumsquare_equals_librosa():
+    librosa = pytest.importorskip("librosa")
     plan = StftPlan(sr=16000, win_length=400, hop_length=160, n_fft=512)
     ref = librosa.filters.window_sumsquare(window="hann", n_frames=7, hop_length=160, win_length=400, n_fft=512, dtype=np.float64)
     np.testing.assert_allclose(plan.window_sumsquare(7), ref, rtol=1e-12, atol=1e-15)

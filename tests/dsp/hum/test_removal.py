@@ -57,6 +57,7 @@ def test_erase_removes_the_line_bins_and_keeps_the_rest(rng):
     assert np.all(far < 1e-6 * _band_power(x, [50.0]))
 
 
+@pytest.mark.slow
 def test_erase_width_and_window(rng):
     n = 4 * SR
     h, _ = hum(50.0, n, amp=0.1, harmonics=(1, 2))
@@ -77,6 +78,7 @@ def test_erase_width_and_window(rng):
 # ----------------------------------------------------------------------------- HumRemover
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["subtract", "erase"])
 @pytest.mark.parametrize("block", [1000, 4096, 1 << 16])
 def test_remover_output_plus_removed_is_the_input(hummed, method, block):
@@ -90,6 +92,7 @@ def test_remover_output_plus_removed_is_the_input(hummed, method, block):
     assert np.abs(removed).max() > 0.01  # the hum was removed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [777, 1001, 5000, 16001])
 def test_erase_pairs_are_aligned_with_the_input(hummed, block):
     # block sizes that do not divide the 16000-sample window nor its 4000-sample hop
@@ -117,6 +120,7 @@ def test_subtract_pairs_follow_the_input_blocks(hummed):
     np.testing.assert_array_equal(y, HumSubtractor(a).process(x))
 
 
+@pytest.mark.slow
 def test_remover_can_run_twice(hummed):
     # the CLI's --normalize reads the removal once for the peak, then again to write
     x, a = hummed
@@ -127,6 +131,7 @@ def test_remover_can_run_twice(hummed):
         np.testing.assert_array_equal(first, again)
 
 
+@pytest.mark.slow
 def test_dehum_streams_through_the_remover(hummed):
     x, a = hummed
     for method in ("subtract", "erase"):

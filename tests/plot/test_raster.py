@@ -63,6 +63,7 @@ def test_two_channels_share_one_colorbar_and_time_axis():
     assert pixels.shape == (600, 1200, 3)
 
 
+@pytest.mark.slow
 def test_png_job_imports_no_matplotlib(tmp_path):
     import soundfile as sf
 

@@ -14,8 +14,7 @@ import soundfile as sf
 
 from audiokit.errors import ParameterError
 from audiokit.pipelines import registry
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import ROOT
 
 #: A throwaway job in a module of its own: its pipeline with its spec, and its CLI command with options_from.
 DUMMY_MODULE = '''
@@ -110,6 +109,7 @@ def dummy(tmp_path):
     return run
 
 
+@pytest.mark.slow
 def test_a_job_registered_alone_is_a_command_a_batch_job_and_a_docs_row(dummy, tmp_path):
     wav = tmp_path / "corpus" / "a.wav"
     wav.parent.mkdir()

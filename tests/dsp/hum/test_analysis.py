@@ -1,7 +1,7 @@
 """Tests of audiokit.dsp.hum analysis and one-shot dehum: fundamental and drift estimates, subtraction
 depth, clean pass-through, detection per harmonic, auto 50/60, streaming equals one-shot, errors.
 
-Removal (erase, HumRemover) is in test_hum_removal.py, the building blocks in test_hum_track.py.
+Removal (erase, HumRemover) is in test_removal.py, the building blocks in test_track.py.
 """
 
 from __future__ import annotations
@@ -143,6 +143,7 @@ def test_auto_picks_60_for_a_60_hz_hum(rng):
     assert analyze_hum(programme(rng, n) + h, sr=SR).nominal == 50.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [13, 777, 16000])
 def test_blocks_equal_one_shot(rng, block):
     n = 3 * SR + 123
@@ -222,6 +223,7 @@ def test_bad_samples():
         dehum(np.array([0.0, np.nan] * SR), sr=SR)
 
 
+@pytest.mark.slow
 def test_intermittent_signal_at_the_lines_is_averaged_out(rng):
     # syllable-like bursts (0.2 s, random phase, 10 dB above the hum) sit right on the lines
     # half of the time: the amplitudes come from the gaps, not from a plain average
@@ -282,6 +284,7 @@ def test_do_no_harm_drops_a_line_that_the_other_frames_do_not_predict(rng):
     assert not s.treated.any() and s.harmless[0, :2].all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_hum_40_db_under_the_programme_is_not_made_worse(seed):
     rng = np.random.default_rng(seed)
@@ -308,6 +311,7 @@ def test_a_freq_whose_window_misses_the_hum_removes_nothing_and_hints():
     np.testing.assert_array_equal(res.output, clean + h)
 
 
+@pytest.mark.slow
 def test_hum_levels_match_the_truth_for_both_methods(rng):
     n = 6 * SR
     clean = programme(rng, n)

@@ -8,12 +8,11 @@ from __future__ import annotations
 import itertools
 import math
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audiokit.dsp.dft import spectrum
@@ -21,8 +20,7 @@ from audiokit.dsp.generate import generate
 from audiokit.dsp.peaks import INTERPOLATIONS, Peak, _Kernel, _local_maxima, _strongest_first, find_peaks
 from audiokit.dsp.windows import WINDOWS, enbw, get_window
 from audiokit.errors import ParameterError
-
-SPEECH = Path(__file__).resolve().parents[1] / "examples" / "data" / "speech.wav"
+from tests.helpers.paths import SPEECH
 
 EPS = np.finfo(np.float64).eps
 COSINE_SUM = ["rectangular", "hann", "hamming", "blackman", "blackmanharris", "nuttall", "flattop"]
@@ -37,9 +35,16 @@ def tone(freq, *, n, sr, amp=1.0, phase=0.0):
     return amp * np.cos(2 * np.pi * freq * t + phase)
 
 
+#: generate()'s warnings these inputs are made to trigger: tones of amplitude 1 + 0.5 + 0.25 pass full scale, and a
+#: tone at exactly sr/2 (the Nyquist peak under test) is sampled at two points of its cycle.
+OVER_FULL_SCALE = pytest.mark.filterwarnings("ignore:generated signal reaches .*, above full scale:UserWarning")
+NYQUIST_TONE = pytest.mark.filterwarnings("ignore:.*a tone at exactly the Nyquist frequency:UserWarning")
+
+
 # --------------------------------------------------------------------------- peaks
 
 
+@OVER_FULL_SCALE
 def test_three_tone_mix_is_exactly_three_peaks():
     sr = 8000
     x = generate("sine:50:1 + sine:120:0.5 + sine:300:0.25", n_samples=sr, sr=sr)[0]
@@ -79,6 +84,7 @@ def test_on_bin_tone_is_exact(window):
     assert peaks[0].phase == pytest.approx(1.1, abs=FIT_TOL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("window", ["hann", "rectangular", "blackmanharris", "flattop", "kaiser:8.6"])
 @pytest.mark.parametrize("pad", [1, 2])
 def test_off_bin_accuracy_over_offsets(window, pad):
@@ -110,7 +116,7 @@ def test_quadratic_log_interpolation_meets_targets_with_hann():
     assert plain.dbfs - 20 * math.log10(0.5) == pytest.approx(20 * math.log10(8 / (3 * math.pi)), abs=0.01)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     freq=st.floats(0.0, 499.0),
     amp=st.floats(1e-3, 1.0),
@@ -137,6 +143,7 @@ def test_single_tone_fit_is_exact(freq, amp, phase, window, n, pad, periodic):
         assert math.remainder(p.phase - phase, 2 * math.pi) == pytest.approx(0, abs=1e-6)
 
 
+@NYQUIST_TONE
 @pytest.mark.parametrize("n", [8000, 7999])
 @pytest.mark.parametrize("window", ["hann", "rectangular"])
 def test_dc_and_nyquist_peaks(n, window):
@@ -153,6 +160,7 @@ def test_dc_and_nyquist_peaks(n, window):
     assert p.amplitude == pytest.approx(0.5 * math.sin(1.0), rel=1e-9)
 
 
+@NYQUIST_TONE
 @pytest.mark.parametrize("interpolation", ["kernel", "quadratic-log", "none"])
 def test_dc_and_nyquist_amplitudes_in_every_mode(interpolation):
     x = generate("dc:0.3 + sine:1000:0.2 + sine:4000:0.5:1", n_samples=8000, sr=8000)[0]
@@ -306,7 +314,8 @@ def recording(name: str) -> tuple[np.ndarray, int]:
     return music(), 48000
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
+@settings(max_examples=25)
 @given(
     name=st.sampled_from(["speech", "music"]),
     start=st.floats(0.0, 0.9),
@@ -329,6 +338,7 @@ def test_peaks_on_recorded_segments(name, start, dur, window, periodic, pad, min
     check_peak_properties(spec, more, min_sep)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("window", ["hann", "flattop", "rectangular"])
 def test_speech_peaks_do_not_move_with_k(window):
     # The report of issue 17 on a recorded voice: --peaks 1 / 2 / 5 gave different strongest peaks,

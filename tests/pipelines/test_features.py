@@ -6,8 +6,6 @@ there), the whole-array functions of ``audiokit.dsp.features`` for the streams.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import soundfile as sf
@@ -16,8 +14,7 @@ import audiokit
 from audiokit.dsp.features import DeltaStream, delta
 from audiokit.errors import ParameterError
 from audiokit.pipelines.compat import PRESETS, preset_rows, resolve
-
-SPEECH = Path(__file__).resolve().parents[1] / "examples" / "data" / "speech.wav"
+from tests.helpers.paths import SPEECH
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +28,7 @@ def rng() -> np.random.Generator:
 
 
 # ---------------------------------------------------------------------------------------- API
+@pytest.mark.slow
 def test_api_mfcc_librosa_preset(y):
     librosa = pytest.importorskip("librosa")
     ref = librosa.feature.mfcc(y=y, sr=16000)

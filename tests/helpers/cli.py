@@ -1,6 +1,6 @@
 """Helpers shared by the CLI tests: input files, naive STFT references, array and PNG checks.
 
-Import them with ``from .helpers import ...`` (tests/cli is a package).
+Import them with ``from tests.helpers.cli import ...``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,17 @@
-"""What the single-file commands write for each input of a corpus: the reference batch outputs must equal."""
+"""Helpers of the batch tests: the generated corpus files, the manifest and leftovers of a run, and what the
+single-file commands write for each input of a corpus (the reference the batch outputs must equal)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+#: Sample rate (Hz) of the generated corpus.
+SR = 16000
 
 #: Per command: options given to both the single-file command and the batch (not all defaults).
 OPTIONS = {
@@ -57,3 +65,39 @@ def batch_outputs(command: str, out: Path, expected: dict[str, object]) -> dict[
             reports[report.pop("id")] = report
         return reports
     return {name: (out / name).read_bytes() for name in expected if (out / name).exists()}
+
+
+def write_tone_noise(
+    path: Path, seconds: float, *, sr: int = SR, channels: int = 1, subtype: str = "PCM_16", seed: int = 0, hum: float = 0.0
+) -> Path:
+    """A reproducible test signal (tone + noise, optional 50 Hz hum) written with soundfile."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(round(seconds * sr))) / sr
+    x = 0.3 * np.sin(2 * np.pi * (220 + 40 * seed) * t) + 0.05 * rng.standard_normal(t.size)
+    if hum:
+        x = x + hum * np.sin(2 * np.pi * 50 * t)
+    data = np.stack([x * (0.8**c) for c in range(channels)], axis=1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sf.write(path, data.astype(np.float32), sr, subtype=subtype)
+    return path
+
+
+def audiokit_cmd(*args) -> list[str]:
+    """The argv of ``python -m audiokit ARGS`` (for subprocesses)."""
+    return [sys.executable, "-m", "audiokit", *map(str, args)]
+
+
+def manifest_lines(out: Path) -> list[dict]:
+    """The parsed lines of ``out/manifest.jsonl`` (torn lines skipped)."""
+    lines = []
+    for line in (out / "manifest.jsonl").read_text().splitlines():
+        try:
+            lines.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return lines
+
+
+def temp_files(folder: Path) -> list[Path]:
+    """Leftover temp files of atomic writes under ``folder``."""
+    return [p for p in folder.rglob(".*") if "audiokit-tmp" in p.name or ".tmp" in p.name]

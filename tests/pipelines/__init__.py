@@ -1,0 +1,1 @@
+"""Tests of audiokit.pipelines: one job per command, the presets, the registry."""

@@ -1,0 +1,1 @@
+"""Tests of audiokit.plot: pooling, the raster PNG, what the drawing layer imports."""
