@@ -230,3 +230,19 @@ def test_torchaudio_transforms(tmp_path):
             db_close(ours, ref)
         else:
             assert ours.shape == ref.shape and rel(ours, ref) <= 1e-5, name
+
+
+def test_transformers_whisper_feature_extractor(tmp_path, y):
+    """transformers | WhisperFeatureExtractor()(y, sampling_rate=16000, return_tensors="np")["input_features"][0]
+    (Whisper's log_mel_spectrogram(pad_or_trim(y)); feature_size=128 for large-v3) |
+    mel --compat whisper --pad-or-trim 30s (--n-mels 128; without --pad-or-trim: padding="longest")
+
+    Within 2**-22 (float32 rounding on both sides; tests/cli/test_whisper.py says why and covers more inputs)."""
+    transformers = pytest.importorskip("transformers")
+    for n_mels, args in [(80, ["--pad-or-trim", "30s"]), (128, ["--n-mels", "128", "--pad-or-trim", "30s"]), (80, [])]:
+        ours = cli_npy(tmp_path, "mel", "--compat", "whisper", *args)
+        kwargs = {} if args and args[-2] == "--pad-or-trim" else {"padding": "longest"}
+        extractor = transformers.WhisperFeatureExtractor(feature_size=n_mels)
+        ref = extractor(y, sampling_rate=16000, return_tensors="np", **kwargs)["input_features"][0]
+        assert ours.shape == ref.shape == (n_mels, 3000 if not kwargs else y.size // 160)
+        assert np.max(np.abs(ours.astype(np.float64) - ref)) <= 2.0**-22

@@ -24,8 +24,8 @@ Compat = Annotated[
     Optional[str],
     typer.Option(
         "--compat",
-        help="kaldi, torchaudio or librosa: every default below as that toolkit sets it (explicit flags still "
-        "win); kaldi = compute-fbank-feats (mel) / compute-mfcc-feats (mfcc).",
+        help="kaldi, torchaudio, librosa or whisper: every default below as that toolkit sets it (explicit flags "
+        "still win); kaldi = compute-fbank-feats (mel) / compute-mfcc-feats (mfcc); whisper = Whisper's log-mel (mel).",
         rich_help_panel=COMPAT_PANEL,
     ),
 ]

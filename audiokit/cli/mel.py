@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from dataclasses import replace
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -57,6 +58,15 @@ from .options import (
 from .stft_options import Cmap, Fft, Mix, Npy, Output, Size, Symmetric
 
 MEL_PANEL = "Mel"
+PadOrTrim = Annotated[
+    Optional[str],
+    typer.Option(
+        "--pad-or-trim",
+        help="Cut the input to this duration, or pad it with zeros at the end, before the STFT: 30s is Whisper's "
+        "window (pad_or_trim; transformers' padding='max_length'); unset: the input as it is.",
+        rich_help_panel=MEL_PANEL,
+    ),
+]
 
 
 def options_from(params: Mapping[str, Any]) -> Any:
@@ -67,7 +77,9 @@ def options_from(params: Mapping[str, Any]) -> Any:
     """
     from ..pipelines.compat import resolve
 
-    return feature_options_from("mel", resolve("mel", params))
+    p = resolve("mel", params)
+    options = feature_options_from("mel", p)
+    return replace(options, pad_or_trim=p["pad_or_trim"]) if p.get("pad_or_trim") is not None else options
 
 
 def mel_command(
@@ -99,6 +111,7 @@ def mel_command(
     delta_method: DeltaMethod = "kaldi",
     cmvn: Cmvn = "none",
     cmvn_window: CmvnWindow = 600,
+    pad_or_trim: PadOrTrim = None,
     filterbank: Annotated[
         bool,
         typer.Option(
@@ -132,14 +145,17 @@ def mel_command(
     librosa / torchaudio set every default as librosa.feature.melspectrogram +
     power_to_db / transforms.MelSpectrogram + AmplitudeToDB do; --compat kaldi
     computes Kaldi's compute-fbank-feats (rows = bins: Kaldi's matrix is the
-    transpose).  With neither -o nor --npy, writes <input>.mel.png beside the
-    input.
+    transpose), --compat whisper Whisper's log-mel input (80 bands; --n-mels 128
+    for large-v3; --pad-or-trim 30s for its 30 s window).  With neither -o nor
+    --npy, writes <input>.mel.png beside the input.
 
     Example:
 
         audiokit mel examples/data/speech.wav --win 25ms --hop 10ms --npy speech.mel.npy
 
         audiokit mel examples/data/speech.wav --nfft 512 --filterbank -o melfb.png --npy melfb.npy
+
+        audiokit mel examples/data/speech.wav --compat whisper --pad-or-trim 30s --npy speech.whisper.npy
     """
     params = dict(locals())
     refuse_terminal(output, "PNG")

@@ -21,6 +21,10 @@ Notes on the choices
   ``compute-mfcc-feats``): natural log floored at ``FLT_EPSILON`` of int16-scaled samples, no ``ref``/``top_db``.
   ``spectrogram --compat kaldi`` (``compute-spectrogram-feats``) is not implemented and refused.
 * ``dither`` is 0 here (Kaldi: 1.0) so results are reproducible; ``--dither 1 --seed N`` for Kaldi's.
+* ``whisper`` (``mel`` only) is OpenAI Whisper's ``log_mel_spectrogram`` (= transformers' ``WhisperFeatureExtractor``):
+  the table sets the STFT, the Slaney bank and the log10 clipped 8 decades (80 dB) below the peak; the preset itself
+  adds Whisper's two steps, listed in :data:`PRESET_STEPS` (the last STFT frame dropped, ``(x + 4) / 4``).  Its
+  30 s window (``pad_or_trim``, transformers' default ``padding="max_length"``) is ``--pad-or-trim 30s``.
 """
 
 from __future__ import annotations
@@ -31,9 +35,9 @@ from typing import Any
 from .. import defaults
 from ..errors import ParameterError
 
-__all__ = ["COMPATS", "PRESETS", "KALDI_ONLY", "resolve", "preset_rows", "check_compat"]
+__all__ = ["COMPATS", "PRESETS", "PRESET_STEPS", "KALDI_ONLY", "resolve", "preset_rows", "check_compat"]
 
-COMPATS = ("kaldi", "torchaudio", "librosa")
+COMPATS = ("kaldi", "torchaudio", "librosa", "whisper")
 #: Parameters that only the Kaldi computation has (refused with another preset when given).
 KALDI_ONLY = (
     "dither",
@@ -167,6 +171,26 @@ _KALDI_MFCC: _Table = {
     "energy": (True, "--use-energy=true"),
 }
 
+_WHISPER_MEL: _Table = {
+    "win": ("400", "N_FFT = 400 (win_length = n_fft)"),
+    "hop": ("160", "HOP_LENGTH = 160"),
+    "nfft": (None, "n_fft = 400"),
+    "window": ("hann", "torch.hann_window(400) (periodic)"),
+    "center": (True, "torch.stft center=True"),
+    "pad_mode": ("reflect", "pad_mode='reflect'"),
+    "window_position": ("center", "-"),
+    "scale": ("db", "stft.abs() ** 2, then log10"),
+    "log": ("log10", "log_spec = clamp(mel, min=1e-10).log10()"),
+    "ref": ("1", "-"),
+    "top_db": (80.0, "maximum(log_spec, log_spec.max() - 8.0): 8 decades"),
+    "amin": (1e-10, "clamp(min=1e-10)"),
+    "n_mels": (80, "n_mels=80 (large-v3: 128)"),
+    "fmin": (None, "librosa.filters.mel fmin=0"),
+    "fmax": (None, "fmax=sr/2 = 8000 Hz"),
+    "mel_scale": ("slaney", "librosa.filters.mel htk=False (Slaney)"),
+    "norm": ("slaney", "norm='slaney'"),
+}
+
 #: ``PRESETS[compat or None][command][param] = (value as typed, the toolkit's parameter)``.
 PRESETS: dict[str | None, dict[str, _Table]] = {
     None: {
@@ -188,6 +212,24 @@ PRESETS: dict[str | None, dict[str, _Table]] = {
         "mel": {**_KALDI_COMMON, **_KALDI_FBANK},
         "mfcc": {**_KALDI_COMMON, **_KALDI_MFCC},
     },
+    "whisper": {"mel": dict(_WHISPER_MEL)},
+}
+
+#: What a preset does beyond option values, in the order the job does it: ``(step, the toolkit's code)``.  The
+#: pipeline reads the preset's name for these (:attr:`~audiokit.pipelines.timefreq_options.FeatureOptions.is_whisper`:
+#: the STFT front end drops the last frame, the chain ends with :class:`~audiokit.pipelines.features.Affine`).
+PRESET_STEPS: dict[str, list[tuple[str, str]]] = {
+    "whisper": [
+        ("the last STFT frame dropped (n_samples // 160 frames)", "stft[..., :-1]"),
+        ("(x + 4) / 4 after the clip", "(log_spec + 4.0) / 4.0"),
+        ("input at 16 kHz only (refused otherwise)", "WhisperFeatureExtractor sampling_rate=16000"),
+    ],
+}
+#: Where each preset sends the commands it has no table for.
+_NOT_FOR = {
+    "kaldi": "Kaldi's compute-spectrogram-feats is not implemented; Kaldi fbank is 'audiokit mel --compat kaldi', "
+    "MFCC 'audiokit mfcc --compat kaldi'",
+    "whisper": "Whisper's front end is a log-mel spectrogram: 'audiokit mel --compat whisper'",
 }
 
 
@@ -199,10 +241,7 @@ def check_compat(compat: str | None, command: str) -> str | None:
     if value not in COMPATS:
         raise ParameterError(f"--compat: {compat!r} is not one of {', '.join(COMPATS)}")
     if command not in PRESETS[value]:
-        raise ParameterError(
-            f"--compat {value}: not available for {command} (Kaldi's compute-spectrogram-feats is not implemented; "
-            "Kaldi fbank is 'audiokit mel --compat kaldi', MFCC 'audiokit mfcc --compat kaldi')"
-        )
+        raise ParameterError(f"--compat {value}: not available for {command} ({_NOT_FOR[value]})")
     return value
 
 

@@ -52,6 +52,8 @@ class StftFrontEnd:
         from ..engine import get_backend
 
         tf = parsed.tf
+        if parsed.options.is_whisper:  # Whisper's reference (transformers) transforms in float64: so does its preset
+            dtype = "float64"
         self.parsed, self.dtype = parsed, dtype
         self.plan = tf.stft.plan(source.sr, dtype=dtype)
         self.filterbank: np.ndarray | None = None

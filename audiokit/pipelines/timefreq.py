@@ -165,12 +165,8 @@ class _Job:
         o, tf = parsed.options, parsed.tf
         self.parsed, self.source, self.opened, self.dtype = parsed, source, opened, dtype
         self.channels = 1 if tf.mix or tf.channel is not None else source.channels
-        if o.is_whisper and source.sr != WHISPER_SR:
-            raise ParameterError(
-                f"--compat whisper: the input is {source.sr} Hz; Whisper's front end is defined at {WHISPER_SR} Hz "
-                "(resample it first: audiokit resample FILE --to 16k)",
-                source.name,
-            )
+        if o.is_whisper:
+            _check_whisper_input(source, self.channels)
         self.frontend: Any
         if o.is_kaldi:
             from .kaldi_frontend import KaldiFrontEnd
@@ -349,6 +345,21 @@ class _FigureFacts:
             dim=job.chain.dim,
             log=parsed.log if parsed.scale == "db" or parsed.kind == "mfcc" else None,
             size=parsed.size,
+        )
+
+
+def _check_whisper_input(source: Any, channels: int) -> None:
+    """Whisper's front end takes one channel at 16 kHz (its n_fft, hop and 8 kHz mel top are in samples there)."""
+    if source.sr != WHISPER_SR:
+        raise ParameterError(
+            f"--compat whisper: the input is {source.sr} Hz; Whisper's front end is defined at {WHISPER_SR} Hz "
+            "(resample it first: audiokit resample FILE --to 16k)",
+            source.name,
+        )
+    if channels > 1:
+        raise ParameterError(
+            f"--compat whisper: the input has {channels} channels; Whisper's front end takes one (--channel N or --mix)",
+            source.name,
         )
 
 
