@@ -94,7 +94,7 @@ class KaldiFrontEnd:
         first = 0 if k.snip_edges else H // 2 - W // 2
         return {
             "kaldi": {
-                **asdict(k),
+                **{name: v for name, v in asdict(k).items() if name not in ("window_samples", "shift_samples")},
                 "window_size": W,
                 "window_shift": H,
                 "padded_window_size": k.padded_window_size,
@@ -130,19 +130,24 @@ class KaldiFrontEnd:
         return self.kopts.window_shift
 
 
-def _kaldi_ms(option: str, text: str, sr: int) -> float:
-    """A duration as Kaldi milliseconds: times exactly as typed (Kaldi truncates ``sr*ms/1000``), samples as ms."""
+def _kaldi_frame(option: str, text: str, sr: int) -> tuple[float, int | None]:
+    """A duration for Kaldi's framing: ``(ms, samples)``.
+
+    A time (``25ms``) is passed as typed, in ms, and Kaldi truncates ``sr*ms/1000`` itself (``samples`` None); a
+    bare number of samples (``400``) is used as it is, and ``ms`` is only the Kaldi option that gives it (what the
+    sidecar records for ``compute-fbank-feats``: the smallest float32 ms Kaldi truncates to that count).
+    """
     from ..units import parse_duration
 
     duration_samples(option, text, sr)  # the usual checks and messages
     d = parse_duration(text)
     if not d.in_samples:
-        return float(d.value * 1000)
+        return float(d.value * 1000), None
     n = int(d.value)
     ms = n * 1000.0 / sr
-    while int(float(np.float32(sr)) * 0.001 * float(np.float32(ms))) < n:  # Kaldi's truncation must give n
+    while int(float(np.float32(sr)) * 0.001 * float(np.float32(ms))) < n:
         ms = float(np.nextafter(np.float32(ms), np.float32(np.inf)))
-    return ms
+    return ms, n
 
 
 def kaldi_options(o: FeatureOptions, sr: int) -> FbankOptions | MfccOptions:
@@ -152,12 +157,14 @@ def kaldi_options(o: FeatureOptions, sr: int) -> FbankOptions | MfccOptions:
     tf, k = o.timefreq, o.kaldi
     mel = tf.mel
     assert mel is not None
-    frame_length_ms = _kaldi_ms("--win", tf.stft.win, sr)
-    frame_shift_ms = _kaldi_ms("--hop", tf.stft.hop, sr)
+    frame_length_ms, window_samples = _kaldi_frame("--win", tf.stft.win, sr)
+    frame_shift_ms, shift_samples = _kaldi_frame("--hop", tf.stft.hop, sr)
     common: dict[str, Any] = dict(
         samp_freq=float(sr),
         frame_length_ms=frame_length_ms,
         frame_shift_ms=frame_shift_ms,
+        window_samples=window_samples,
+        shift_samples=shift_samples,
         dither=k.dither,
         preemph_coeff=k.preemphasis,
         remove_dc_offset=k.remove_dc,
@@ -171,7 +178,11 @@ def kaldi_options(o: FeatureOptions, sr: int) -> FbankOptions | MfccOptions:
         energy_floor=k.energy_floor,
     )
     if tf.stft.nfft is not None:
-        w = int(float(np.float32(sr)) * 0.001 * float(np.float32(frame_length_ms)))
+        w = (
+            window_samples
+            if window_samples is not None
+            else int(float(np.float32(sr)) * 0.001 * float(np.float32(frame_length_ms)))
+        )
         n = duration_samples("--nfft", tf.stft.nfft, sr)
         pow2 = 1 << (w - 1).bit_length()
         if n not in (w, pow2):

@@ -142,3 +142,30 @@ def test_pipelines_import_each_other_without_a_cycle():
     for name in sorted(graph):
         visit(name, ())
     assert "features" not in graph["kaldi_frontend"] and "kaldi_frontend" not in graph["features"]
+
+
+@pytest.mark.parametrize(("win", "hop", "sr"), [("400", "160", 16000), ("551", "221", 22050), ("25ms", "10ms", 11025)])
+def test_kaldi_frame_sizes_in_samples_are_used_as_they_are(win, hop, sr):
+    """A bare sample count reaches Kaldi's computation as it is (no samples -> ms -> truncated samples round trip);
+    a time is Kaldi's: ms, truncated (25 ms at 11025 Hz is 275 samples, not audiokit's rounded 276)."""
+    from audiokit.dsp.kaldi import FbankOptions
+    from audiokit.pipelines.compat import resolve
+    from audiokit.pipelines.kaldi_frontend import kaldi_options
+
+    params = {"compat": "kaldi", "win": win, "hop": hop, "deltas": 0, "cmvn": "none", "cmvn_window": 600, "mix": False}
+    p = resolve("mel", {**params, **{k: None for k in ("nfft", "window", "center", "pad_mode", "window_position")}})
+    tf = TimeFreqOptions(
+        stft=StftOptions(win=p["win"], hop=p["hop"], window=p["window"], center=p["center"], pad_mode=p["pad_mode"]),
+        mel=MelOptions(n_mels=23, mel_scale="kaldi", norm="none", log="ln"),
+        ref="1",
+        top_db=0.0,
+    )
+    k = kaldi_options(FeatureOptions(kind="mel", timefreq=tf, compat="kaldi", window_position="start"), sr)
+    if win.endswith("ms"):
+        assert (k.window_samples, k.shift_samples, k.window_size, k.window_shift) == (None, None, 275, 110)
+    else:
+        assert (k.window_samples, k.shift_samples) == (k.window_size, k.window_shift) == (int(win), int(hop))
+        # the ms recorded are the Kaldi options giving the same frames
+        kaldi = FbankOptions(samp_freq=float(sr), frame_length_ms=k.frame_length_ms, frame_shift_ms=k.frame_shift_ms)
+        assert (kaldi.window_size, kaldi.window_shift) == (int(win), int(hop))
+    assert FbankOptions(samp_freq=44100.0, frame_length_ms=1.0, window_samples=441).window_size == 441

@@ -65,6 +65,11 @@ class _CommonOptions:
     energy_floor: float = 0.0
     raw_energy: bool = True
     htk_compat: bool = False
+    #: audiokit: the frame length and shift in samples exactly (a length given in samples, ``--win 400``); when set
+    #: they are :attr:`window_size` / :attr:`window_shift` and the ms fields only record the Kaldi options giving
+    #: them.  None (Kaldi's way): truncated from the ms fields.
+    window_samples: int | None = None
+    shift_samples: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("samp_freq", "frame_length_ms", "frame_shift_ms"):
@@ -76,6 +81,9 @@ class _CommonOptions:
                 raise ParameterError(f"{f.name} must be True or False, got {getattr(self, f.name)!r}")
             if f.type in ("bool", bool):
                 object.__setattr__(self, f.name, bool(getattr(self, f.name)))
+        for name in ("window_samples", "shift_samples"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, check_int(getattr(self, name), name, minimum=1))
         check_choice(self.window_type, "window_type", _WINDOW_TYPES)
         object.__setattr__(self, "num_mel_bins", check_int(self.num_mel_bins, "num_mel_bins", minimum=3))
         if self.dither < 0:
@@ -110,12 +118,18 @@ class _CommonOptions:
     # Derived sizes, as Kaldi's FrameExtractionOptions computes them.
     @property
     def window_size(self) -> int:
-        """Frame length in samples, ``W = int(samp_freq * 0.001 * frame_length_ms)`` (truncated, as Kaldi)."""
+        """Frame length in samples, ``W = int(samp_freq * 0.001 * frame_length_ms)`` (truncated, as Kaldi), or
+        :attr:`window_samples`."""
+        if self.window_samples is not None:
+            return self.window_samples
         return int(_f32(self.samp_freq) * 0.001 * _f32(self.frame_length_ms))
 
     @property
     def window_shift(self) -> int:
-        """Frame shift in samples, ``H = int(samp_freq * 0.001 * frame_shift_ms)`` (truncated, as Kaldi)."""
+        """Frame shift in samples, ``H = int(samp_freq * 0.001 * frame_shift_ms)`` (truncated, as Kaldi), or
+        :attr:`shift_samples`."""
+        if self.shift_samples is not None:
+            return self.shift_samples
         return int(_f32(self.samp_freq) * 0.001 * _f32(self.frame_shift_ms))
 
     @property
