@@ -9,32 +9,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .params import InputOptions, check_channel, check_syntax, choice
+from .params import InputOptions, check_syntax
 from .registry import JobResult, JobSpec
-from .timefreq import PAD_MODES, SCALES, FeatureOptions, TimeFreqOptions, parse_ref, run_timefreq
+from .timefreq import FeatureOptions, TimeFreqOptions, run_timefreq
 
 __all__ = ["MEL_SPEC", "MFCC_SPEC", "SPECTROGRAM_SPEC", "check_options"]
 
 
 def check_options(options: Any) -> None:
-    """Rate-free checks of :class:`TimeFreqOptions` or :class:`FeatureOptions` (exit 2 before any input is read)."""
-    from ..plot import parse_size
+    """Rate-free checks of :class:`TimeFreqOptions` or :class:`FeatureOptions` (exit 2 before any input is read).
 
-    tf = options
-    if hasattr(options, "timefreq"):  # mfcc, or mel with --compat kaldi / --deltas / --cmvn (FeatureOptions)
-        options.check()
-        tf = options.timefreq
-    check_channel(tf.channel, tf.mix)
-    kaldi = getattr(options, "compat", None) == "kaldi"  # Kaldi's windows and --fmax < 0 are checked above
-    check_syntax(
-        durations={"--win": tf.stft.win, "--hop": tf.stft.hop, "--nfft": tf.stft.nfft},
-        frequencies={"--fmin": tf.fmin} if kaldi else {"--fmin": tf.fmin, "--fmax": tf.fmax},
-        window=None if kaldi else tf.stft.window,
-    )
-    choice("--scale", tf.scale, SCALES)
-    choice("--pad-mode", tf.stft.pad_mode, PAD_MODES)
-    parse_ref(tf.ref)
-    parse_size(tf.size)
+    The options' own :meth:`~audiokit.pipelines.timefreq_options.FeatureOptions.check` parses every rate-free value
+    once; the window's name, checked where the STFT is built in a single-file run, is checked here too.
+    """
+    parsed = FeatureOptions.of(options).check()
+    if not parsed.options.is_kaldi:  # Kaldi's windows are checked by its own checks
+        check_syntax(window=parsed.tf.stft.window)
 
 
 def _spec(name: str, options_type: type) -> JobSpec:
