@@ -148,7 +148,7 @@ def test_every_builtin_job_has_its_spec():
     for name in registry.batch_jobs():
         spec = registry.spec(name)
         assert spec.name == name and callable(spec.run) and callable(spec.check)
-    assert set(registry.batch_jobs()) == {"info", "spectrum", "spectrogram", "mel", "mfcc", "resample", "quantize", "dehum"}
+    assert {"info", "spectrum", "spectrogram", "mel", "mfcc", "resample", "quantize", "dehum"} <= set(registry.batch_jobs())
 
 
 def test_register_refuses_a_taken_name_and_a_bad_reference():
