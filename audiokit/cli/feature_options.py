@@ -14,6 +14,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from ..pipelines.compat import KALDI_COMPATS
 from ..pipelines.timefreq import MelOptions, TimeFreqOptions
 from .stft_options import OUT_PANEL, STFT_PANEL, stft_options_from
 
@@ -24,8 +25,9 @@ Compat = Annotated[
     Optional[str],
     typer.Option(
         "--compat",
-        help="kaldi, torchaudio, librosa or whisper: every default below as that toolkit sets it (explicit flags "
-        "still win); kaldi = compute-fbank-feats (mel) / compute-mfcc-feats (mfcc); whisper = Whisper's log-mel (mel).",
+        help="kaldi, torchaudio, librosa, whisper or lhotse: every default below as that toolkit sets it (explicit "
+        "flags still win); kaldi = compute-fbank-feats (mel) / compute-mfcc-feats (mfcc); whisper = Whisper's log-mel "
+        "(mel); lhotse = Lhotse's Fbank() (mel) / Mfcc() (mfcc).",
         rich_help_panel=COMPAT_PANEL,
     ),
 ]
@@ -168,7 +170,7 @@ def timefreq_from(p: Mapping[str, Any], *, mel: bool) -> TimeFreqOptions:
     mel_options = None
     if mel:
         mel_options = MelOptions(n_mels=p["n_mels"], mel_scale=p["mel_scale"], norm=p["norm"], log=p["log"])
-        if p["compat"] != "kaldi":
+        if p["compat"] not in KALDI_COMPATS:
             mel_options = mel_options.checked()
     return TimeFreqOptions(
         stft=stft_options_from(p),

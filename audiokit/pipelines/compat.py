@@ -25,6 +25,11 @@ Notes on the choices
   the table sets the STFT, the Slaney bank and the log10 clipped 8 decades (80 dB) below the peak; the preset itself
   adds Whisper's two steps, listed in :data:`PRESET_STEPS` (the last STFT frame dropped, ``(x + 4) / 4``).  Its
   30 s window (``pad_or_trim``, transformers' default ``padding="max_length"``) is ``--pad-or-trim 30s``.
+* ``lhotse`` (``mel``, ``mfcc``) is Lhotse's ``Fbank()`` / ``Mfcc()`` (``lhotse.features.kaldi``: ``FbankConfig``,
+  ``MfccConfig``, ``Wav2LogFilterBank``): Kaldi's computation (:data:`KALDI_COMPATS`) with Lhotse's defaults --
+  no snip-edges (``(n + hop//2) // hop`` frames, Lhotse's ``compute_num_frames``), 80 bins (MFCC: 23 and 13
+  cepstra), 20 Hz to Nyquist - 400 Hz, no energy, dither 0 -- on samples as read (+/-1, not int16-scaled: the
+  front end's step in :data:`PRESET_STEPS`), so the log floor ``FLT_EPSILON`` applies to those energies.
 """
 
 from __future__ import annotations
@@ -35,9 +40,11 @@ from typing import Any
 from .. import defaults
 from ..errors import ParameterError
 
-__all__ = ["COMPATS", "PRESETS", "PRESET_STEPS", "KALDI_ONLY", "resolve", "preset_rows", "check_compat"]
+__all__ = ["COMPATS", "KALDI_COMPATS", "PRESETS", "PRESET_STEPS", "KALDI_ONLY", "resolve", "preset_rows", "check_compat"]
 
-COMPATS = ("kaldi", "torchaudio", "librosa", "whisper")
+COMPATS = ("kaldi", "torchaudio", "librosa", "whisper", "lhotse")
+#: Presets computed by the Kaldi front end (:mod:`audiokit.pipelines.kaldi_frontend`); they take the Kaldi-only options.
+KALDI_COMPATS = ("kaldi", "lhotse")
 #: Parameters that only the Kaldi computation has (refused with another preset when given).
 KALDI_ONLY = (
     "dither",
@@ -171,6 +178,36 @@ _KALDI_MFCC: _Table = {
     "energy": (True, "--use-energy=true"),
 }
 
+#: Lhotse 1.33 ``FbankConfig``/``MfccConfig`` defaults (``lhotse/features/kaldi/extractors.py``) on Kaldi's options.
+_LHOTSE_COMMON: _Table = {
+    **_KALDI_COMMON,
+    "win": ("25ms", "frame_length=0.025 (floor(0.025*sr) samples)"),
+    "hop": ("10ms", "frame_shift=0.01"),
+    "nfft": (None, "round_to_power_of_two=True"),
+    "window": ("povey", "window_type='povey'"),
+    "center": (False, "(snip_edges instead)"),
+    "pad_mode": ("reflect", "torch.flip of the edges (snip_edges=False)"),
+    "window_position": ("start", "-"),
+    "scale": ("db", "use_fft_mag=False, then log"),
+    "log": ("ln", "torch.max(fbank, eps).log()"),
+    "amin": (float(2.0**-23), "eps = torch.finfo(torch.float).eps"),
+    "fmin": ("20", "low_freq=20.0"),
+    "fmax": ("-400", "high_freq=-400.0 (nyquist - 400)"),
+    "dither": (0.0, "dither=0.0"),
+    "preemphasis": (0.97, "preemph_coeff=0.97"),
+    "remove_dc": (True, "remove_dc_offset=True"),
+    "snip_edges": (False, "snip_edges=False"),
+    "raw_energy": (True, "raw_energy=True"),
+    "htk_compat": (False, "-"),
+}
+_LHOTSE_FBANK: _Table = {"n_mels": (80, "num_filters=80"), "use_energy": (False, "use_energy=False")}
+_LHOTSE_MFCC: _Table = {
+    "n_mels": (23, "num_filters=23"),
+    "n_mfcc": (13, "num_ceps=13"),
+    "lifter": (22.0, "cepstral_lifter=22"),
+    "energy": (False, "use_energy=False (c0 kept)"),
+}
+
 _WHISPER_MEL: _Table = {
     "win": ("400", "N_FFT = 400 (win_length = n_fft)"),
     "hop": ("160", "HOP_LENGTH = 160"),
@@ -213,6 +250,10 @@ PRESETS: dict[str | None, dict[str, _Table]] = {
         "mfcc": {**_KALDI_COMMON, **_KALDI_MFCC},
     },
     "whisper": {"mel": dict(_WHISPER_MEL)},
+    "lhotse": {
+        "mel": {**_LHOTSE_COMMON, **_LHOTSE_FBANK},
+        "mfcc": {**_LHOTSE_COMMON, **_LHOTSE_MFCC},
+    },
 }
 
 #: What a preset does beyond option values, in the order the job does it: ``(step, the toolkit's code)``.  The
@@ -224,12 +265,18 @@ PRESET_STEPS: dict[str, list[tuple[str, str]]] = {
         ("(x + 4) / 4 after the clip", "(log_spec + 4.0) / 4.0"),
         ("input at 16 kHz only (refused otherwise)", "WhisperFeatureExtractor sampling_rate=16000"),
     ],
+    "lhotse": [
+        ("samples as read (+/-1), not times 32768", "Fbank().extract(samples, sr): no int16 scaling"),
+        ("log frame energy (--use-energy) floored at ln(1e-10)", "energy_floor=EPSILON (1e-10)"),
+    ],
 }
 #: Where each preset sends the commands it has no table for.
 _NOT_FOR = {
     "kaldi": "Kaldi's compute-spectrogram-feats is not implemented; Kaldi fbank is 'audiokit mel --compat kaldi', "
     "MFCC 'audiokit mfcc --compat kaldi'",
     "whisper": "Whisper's front end is a log-mel spectrogram: 'audiokit mel --compat whisper'",
+    "lhotse": "Lhotse's Kaldi-style extractors are 'audiokit mel --compat lhotse' (Fbank) and 'audiokit mfcc --compat lhotse' "
+    "(Mfcc)",
 }
 
 
@@ -269,10 +316,10 @@ def resolve(command: str, params: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(params)
     compat = check_compat(out.get("compat"), command)
     out["compat"] = compat
-    if compat != "kaldi":
+    if compat not in KALDI_COMPATS:
         for name in KALDI_ONLY:
             if out.get(name) is not None:
-                raise ParameterError(f"--{name.replace('_', '-')} applies to --compat kaldi only")
+                raise ParameterError(f"--{name.replace('_', '-')} applies to --compat kaldi only (and lhotse)")
     table = PRESETS[compat][command]
     for name, (value, _) in table.items():
         if name in out and out[name] is None:

@@ -28,6 +28,10 @@ __all__ = ["KALDI_SAMPLE_SCALE", "KALDI_WINDOWS", "KaldiFrontEnd", "KaldiFronten
 
 #: Kaldi's sample scale: audiokit's +/-1 full scale -> int16 units.
 KALDI_SAMPLE_SCALE = 32768.0
+#: What a Kaldi-front-end preset does beyond the options (:data:`~audiokit.pipelines.compat.PRESET_STEPS`):
+#: ``(sample scale, energy floor or None for the option's)``.  Lhotse's extractors take the samples as read and
+#: floor the log energy at ``ln(1e-10)`` (``lhotse.utils.EPSILON``).
+_PRESET_FRONT_END: dict[str | None, tuple[float, float | None]] = {"lhotse": (1.0, 1e-10)}
 
 
 class KaldiFrontEnd:
@@ -47,6 +51,9 @@ class KaldiFrontEnd:
     def __init__(self, parsed: Parsed, source: AudioSource, channels: int):
         self.options = parsed.options
         self.kopts = kaldi_options(parsed.options, source.sr)
+        self.sample_scale = _PRESET_FRONT_END.get(parsed.options.compat, (KALDI_SAMPLE_SCALE, None))[0]
+        if parsed.options.compat == "lhotse":
+            _check_lhotse_framing(self.kopts, source.name)
         self.rows = self.peak_rows = self.kopts.dim
         self.n_frames = self.kopts.num_frames(source.n_samples)
         self.channels, self.sr = channels, source.sr
@@ -58,7 +65,7 @@ class KaldiFrontEnd:
 
         seed, fft = self.options.kaldi.seed, self.options.timefreq.stft.fft
         seeds = [None if seed is None else seed + c for c in range(self.channels)]
-        self._streams = [KaldiFeatureStream(self.kopts, sample_scale=KALDI_SAMPLE_SCALE, seed=s, fft=fft) for s in seeds]
+        self._streams = [KaldiFeatureStream(self.kopts, sample_scale=self.sample_scale, seed=s, fft=fft) for s in seeds]
 
     def push(self, block: np.ndarray) -> np.ndarray:
         """``(channels, n)`` samples -> the ``(channels, dim, k)`` frames they complete (float64)."""
@@ -98,7 +105,7 @@ class KaldiFrontEnd:
                 "window_size": W,
                 "window_shift": H,
                 "padded_window_size": k.padded_window_size,
-                "sample_scale": KALDI_SAMPLE_SCALE,
+                "sample_scale": self.sample_scale,
                 "seed": self.options.kaldi.seed,
             },
             "win_length": W,
@@ -123,7 +130,8 @@ class KaldiFrontEnd:
             values = "ln(max(mel energy, FLT_EPSILON))"
         else:
             values = "mel energies (linear, --use-log-fbank=false" + (", --use-power=false)" if not k.use_power else ")")
-        return f"{what} of the samples times 32768 (int16 units): {values}"
+        scaled = "the samples as read" if self.sample_scale == 1 else "the samples times 32768 (int16 units)"
+        return f"{what} of {scaled}: {values}"
 
     @property
     def hop_length(self) -> int:
@@ -175,7 +183,7 @@ def kaldi_options(o: FeatureOptions, sr: int) -> FbankOptions | MfccOptions:
         high_freq=_kaldi_high_freq(tf.fmax),
         raw_energy=k.raw_energy,
         htk_compat=k.htk_compat,
-        energy_floor=k.energy_floor,
+        energy_floor=_PRESET_FRONT_END.get(o.compat, (0.0, None))[1] or k.energy_floor,
     )
     if tf.stft.nfft is not None:
         w = (
@@ -198,6 +206,22 @@ def kaldi_options(o: FeatureOptions, sr: int) -> FbankOptions | MfccOptions:
         return FbankOptions(**common, use_energy=k.use_energy, use_log_fbank=scale == "db", use_power=scale != "magnitude")
     except ParameterError as exc:
         raise ParameterError(f"--compat kaldi: {exc.reason}") from None
+
+
+def _check_lhotse_framing(k: FbankOptions | MfccOptions, name: str) -> None:
+    """Refuse the framings where Lhotse's frames do not start where Kaldi's do.
+
+    Without snip-edges Kaldi's frame ``m`` starts at ``m*H + H//2 - W//2``, Lhotse's (``_get_strided_batch``) at
+    ``m*H - (W - H)//2``: one sample later when ``W`` is even and ``H`` odd (44.1 kHz: ``W`` 1102, ``H`` 441).
+    """
+    W, H = k.window_size, k.window_shift
+    if not k.snip_edges and H // 2 - W // 2 != -((W - H) // 2):
+        raise ParameterError(
+            f"--compat lhotse: with a {W}-sample window and a {H}-sample hop (at {k.samp_freq:g} Hz) Lhotse's frames "
+            f"start at m*{H} - {(W - H) // 2}, one sample after Kaldi's (m*{H} - {W // 2 - H // 2}), which is not "
+            "implemented (resample first, e.g. audiokit resample FILE --to 16k, or give --win/--hop in samples)",
+            name,
+        )
 
 
 def _kaldi_high_freq(text: str | None) -> float:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from .. import defaults
 from ..errors import ParameterError
 from ..validate import check_choice, check_int
+from .compat import KALDI_COMPATS
 from .params import check_channel, check_syntax, choice, duration_samples
 
 if TYPE_CHECKING:
@@ -248,7 +249,8 @@ class FeatureOptions:
 
     @property
     def is_kaldi(self) -> bool:
-        return self.compat == "kaldi"
+        """Kaldi's computation (``--compat kaldi``, and ``lhotse``: Lhotse's Kaldi-style extractors)."""
+        return self.compat in KALDI_COMPATS
 
     @property
     def is_whisper(self) -> bool:
