@@ -153,7 +153,8 @@ def spectrum_command(
     if json_out and output == "-":
         raise ParameterError("--json and -o - both write to stdout; choose one")
     refuse_terminal(output, "PNG")
-    report = spectrum_file(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
+    job = spectrum_file(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
+    report = job.report or {}
     written = [path for path in (output, npy) if path not in (None, "-")] + ([str(sidecar_path(npy))] if npy else [])
     if json_out:  # the report alone: stdout is one JSON document (as quantize --json, dehum --json)
         print(json.dumps(report, indent=2))

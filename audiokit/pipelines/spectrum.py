@@ -20,7 +20,7 @@ from .progress import SILENT, Reporter
 from .registry import JobResult, JobSpec, SourceFacts, no_outputs
 from .sidecar import provenance
 
-__all__ = ["SPECTRUM_SPEC", "SpectrumOptions", "check_options", "spectrum_file", "spectrum_job", "DB_RANGE"]
+__all__ = ["SPECTRUM_SPEC", "SpectrumOptions", "check_options", "spectrum_file", "DB_RANGE"]
 
 #: Source subtypes whose samples float32 holds exactly (<= 24-bit codes, float32 itself).
 _EXACT_IN_FLOAT32 = frozenset({"PCM_U8", "PCM_S8", "PCM_16", "PCM_24", "FLOAT"})
@@ -95,21 +95,11 @@ def spectrum_file(
     npy: str | None = None,
     inputs: InputOptions = InputOptions(),
     reporter: Reporter = SILENT,
-) -> dict[str, Any]:
-    """DFT of ``path`` (or its ``start``/``dur`` segment); return the ``--json`` report; save ``npy``, draw ``png``."""
-    return spectrum_job(path, options, png=png, npy=npy, inputs=inputs, reporter=reporter).report or {}
-
-
-def spectrum_job(
-    path: str,
-    options: SpectrumOptions = SpectrumOptions(),
-    *,
-    png: str | None = None,
-    npy: str | None = None,
-    inputs: InputOptions = InputOptions(),
-    reporter: Reporter = SILENT,
 ) -> JobResult:
-    """:func:`spectrum_file`, returning the report with the facts of the input as opened (for the batch manifest)."""
+    """DFT of ``path`` (or its ``start``/``dur`` segment); save ``npy``, draw ``png``.
+
+    Returns the ``--json`` report (``.report``) with the facts of the input as opened (``.source``).
+    """
     from ..dsp.dft import spectrum
     from ..dsp.peaks import find_peaks
     from ..dsp.windows import parse_window_spec
@@ -253,7 +243,7 @@ def _display_range(fmin: str | None, fmax: str | None, top: float) -> tuple[floa
 
 
 def _run(path: str, outputs: Mapping[str, str], options: SpectrumOptions, inputs: InputOptions) -> JobResult:
-    return spectrum_job(path, options, inputs=inputs)
+    return spectrum_file(path, options, inputs=inputs)
 
 
 #: The registry's spec of ``spectrum`` (:mod:`audiokit.pipelines.registry`): the ``--json`` report per input.
