@@ -42,26 +42,31 @@ threshold, 16% only for 2048-point float64 batches of 64 MB).
 
 Deterministic plans
 -------------------
-Plans are never chosen by timing in a user's process.  FFTW's timed planner
-efforts (``FFTW_MEASURE`` and up) keep the fastest of several algorithms that
-round differently, so the same frames gave different last bits from one
-process to the next (six fresh processes on a loaded machine: six different
-results), and a wisdom cache remembering the winners made a warm machine
-differ from a fresh one.  Now every plan is made with ``FFTW_ESTIMATE`` after
-the process's wisdom is replaced by the *canonical wisdom* of this version
-(:mod:`audiokit.engine.canonical`: the plans a ``FFTW_PATIENT`` search chose
-once, when the release was made, for the transforms of the default jobs).  A
-problem the canonical wisdom knows gets its stored plan, any other FFTW's
-estimate; wisdom imported or measured by other code in the process is
-dropped first.  So the same problem (length, batch, strides, alignment,
-precision, threads) gives the same plan, hence the same bytes, in every
-process of one machine.  Cost against the timed plans it replaced (1 h at
-16 kHz, n_fft 512 float32, CPU time, medians of 15): STFT power 0.94-0.99x,
-log-mel 0.97-0.99x; ``FFTW_ESTIMATE`` alone was 1.17-1.20x (its polyphase
-batch plan: ~700 ns against ~500 ns per frame).  Across machines, FFTW's
-choice depends on the SIMD instructions the CPU offers (a stored plan whose
-codelets the CPU lacks is not applied), so results agree to float rounding
-there, not bit for bit.
+Every plan is made with ``FFTW_ESTIMATE`` and nothing else.  FFTW's other
+planner efforts (``FFTW_MEASURE`` and up) *time* candidate algorithms and keep
+the fastest; different algorithms round differently, so the same frames gave
+different last bits from one process to the next (six fresh processes on a
+loaded machine: four different results), and a wisdom file remembering the
+winners made a warm machine differ from a fresh one.  ``FFTW_ESTIMATE``
+chooses from operation counts only: the same problem (length, batch, strides,
+alignment, precision, threads) gives the same plan, hence the same bytes, in
+every process on one machine.  FFTW uses wisdom of greater rigour when it
+has some, so the process-wide wisdom is forgotten before each new plan: wisdom
+imported or measured by other code in the process cannot change a result.
+Measured cost against the timed plans (1 h at 16 kHz, win 400 / hop 160,
+centred, float32, CPU time, medians of 15, both in one process): n_fft 400
+(the CLI's default) STFT power 1.00-1.01x, log-mel 1.00x; n_fft 512 (the
+benchmarks' librosa framing) 1.17-1.26x and 1.17-1.22x: FFTW's estimate for
+that polyphase batch runs ~700 ns per frame against ~500 ns for the timed
+plan.  No planning time (a fresh 512-point ``FFTW_MEASURE`` plan took ~160
+ms).  Tried and dropped: a canonical wisdom file chosen once by
+``FFTW_PATIENT`` and imported before each plan -- deterministic and as fast
+as the timed plans, but the plans it held for some batch sizes and
+``FFTW_ESTIMATE``'s for the others compute a frame differently, so the
+one-shot API and the streamed CLI (other batch sizes) no longer gave the same
+bytes.
+Across machines, FFTW's choice depends on the SIMD instructions the CPU
+offers, so results agree to float rounding there, not bit for bit.
 """
 
 from __future__ import annotations
@@ -73,7 +78,6 @@ from typing import Any
 
 import numpy as np
 
-from audiokit.engine import canonical
 from audiokit.engine.base import (
     ALIGNMENT,
     SIMD_ROW_ALIGNMENT,
@@ -103,15 +107,13 @@ _KINDS = {
 def new_fftw(pyfftw, inbuf: np.ndarray, outbuf: np.ndarray, *, direction: str, destroy_input: bool, threads: int):
     """A ``pyfftw.FFTW`` from ``inbuf`` to ``outbuf`` over the last axis, planned deterministically.
 
-    ``FFTW_ESTIMATE`` (:data:`PLANNER_FLAG`) with the process's wisdom
-    replaced by the canonical wisdom of this version
-    (:func:`audiokit.engine.canonical.restore`): no timing and no wisdom
-    learnt elsewhere can change which algorithm runs (module docstring).
-    ``direction`` is ``"FFTW_FORWARD"`` or ``"FFTW_BACKWARD"``;
-    ``destroy_input`` lets FFTW overwrite the input (c2r's default; the input
-    is scratch).  The one place where the engine plans.
+    ``FFTW_ESTIMATE`` (:data:`PLANNER_FLAG`) after forgetting the process's
+    wisdom: no timing and no remembered plan can change which algorithm runs
+    (module docstring).  ``direction`` is ``"FFTW_FORWARD"`` or
+    ``"FFTW_BACKWARD"``; ``destroy_input`` lets FFTW overwrite the input
+    (c2r's default; the input is scratch).  The one place where the engine plans.
     """
-    canonical.restore(pyfftw)
+    pyfftw.forget_wisdom()
     flags = (PLANNER_FLAG, "FFTW_DESTROY_INPUT") if destroy_input else (PLANNER_FLAG,)
     return pyfftw.FFTW(inbuf, outbuf, axes=(-1,), direction=direction, flags=flags, threads=threads)
 

@@ -665,17 +665,6 @@ def test_fftw_result_independent_of_wisdom_in_the_process(rng):
     np.testing.assert_array_equal(run(FftwBackend()), before)
 
 
-def test_canonical_wisdom_ships_with_the_package_and_imports():
-    """The release's wisdom (audiokit/engine/fftw_wisdom.json, package data) is read and FFTW accepts all of it."""
-    from audiokit.engine import canonical
-
-    strings = canonical.wisdom()
-    assert b"fftwf_wisdom" in strings[1] and b"fftw_wisdom" in strings[0]  # single and double precision plans
-    pyfftw.forget_wisdom()
-    assert pyfftw.import_wisdom(strings) == (True, True, True)
-    canonical.restore(pyfftw)
-
-
 def test_provenance_names_backend_and_library():
     assert engine.provenance("fftw") == {
         "fft_backend": "fftw",
