@@ -24,6 +24,7 @@ PROCESSES = 6
 COMMANDS = {
     "mel": ["mel", str(SPEECH), "--npy", "{out}/x.npy"],
     "spectrogram": ["spectrogram", str(SPEECH), "--win", "25ms", "--hop", "10ms", "--npy", "{out}/x.npy"],
+    "mel-512": ["mel", str(SPEECH), "--nfft", "512", "--center", "--npy", "{out}/x.npy"],
     "spectrogram-2048": ["spectrogram", str(SPEECH), "--nfft", "2048", "--win", "2048", "--hop", "512", "--npy", "{out}/x.npy"],
     "mfcc-kaldi": ["mfcc", str(SPEECH), "--compat", "kaldi", "--npy", "{out}/x.npy"],
     "complex": ["spectrogram", str(SPEECH), "--center", "--complex", "--npy", "{out}/x.npy"],
