@@ -8,14 +8,9 @@ from ..io import WavWriter, check_output_path
 from ..io.reader import BLOCK_SAMPLES
 from ..io.subtypes import resolve_subtype
 from ..io.writer import audio_container
-from .params import duration_samples, rate_hz
+from .params import LONGEST_SIGNAL_S, PLAUSIBLE_SIGNAL_S, duration_samples, rate_hz
 
 __all__ = ["GenerateOptions", "GenerateResult", "generate"]
-
-#: A bare-number ``--dur`` shorter than this (seconds) draws a "did you mean 2s?" warning (10 ms).
-PLAUSIBLE_DURATION_S = 0.01
-#: The longest plausible test signal (seconds): the hint names seconds up to it (``--dur 2`` -> ``2s``).
-LONGEST_DURATION_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -43,7 +38,7 @@ def generate(spec: str, output: str, options: GenerateOptions = GenerateOptions(
     from ..dsp.generate import generate_blocks, parse_spec
 
     sr = rate_hz("--rate", options.rate)
-    n_samples = duration_samples("--dur", options.dur, sr, plausible_s=PLAUSIBLE_DURATION_S, longest_s=LONGEST_DURATION_S)
+    n_samples = duration_samples("--dur", options.dur, sr, plausible_s=PLAUSIBLE_SIGNAL_S, longest_s=LONGEST_SIGNAL_S)
     subtype = resolve_subtype(options.subtype, target=output)
     parse_spec(spec)
     check_output_path(output)

@@ -23,6 +23,8 @@ from ..units import parse_duration, parse_frequency, parse_rate
 from ..validate import is_int
 
 __all__ = [
+    "LONGEST_SIGNAL_S",
+    "PLAUSIBLE_SIGNAL_S",
     "check_syntax",
     "InputOptions",
     "choice",
@@ -52,6 +54,13 @@ def option_error(option: str, exc: ParameterError) -> ParameterError:
 
 #: The units a "did you mean" hint can name, largest first, with their length in seconds.
 _HINT_UNITS = (("s", Fraction(1)), ("ms", Fraction(1, 1000)))
+
+
+#: A bare-number signal duration (``generate --dur``, ``spectrum --dur``) shorter than this (seconds, 10 ms) draws
+#: a "did you mean 2s?" warning: ``--dur 2`` is 2 samples.
+PLAUSIBLE_SIGNAL_S = 0.01
+#: The longest plausible signal or segment (seconds): the hint names seconds up to it (``--dur 2`` -> ``2s``).
+LONGEST_SIGNAL_S = 3600.0
 
 
 def duration_samples(

@@ -15,7 +15,17 @@ from ..errors import InputError, ParameterError
 from ..io import check_distinct, check_output_path, outputs_together
 from ..io.npy import save_npy, sidecar_path
 from ..plot.spectrum import DB_RANGE
-from .params import InputOptions, check_channel, check_channel_of, check_figure_path, check_syntax, duration_samples, frequency_hz
+from .params import (
+    LONGEST_SIGNAL_S,
+    PLAUSIBLE_SIGNAL_S,
+    InputOptions,
+    check_channel,
+    check_channel_of,
+    check_figure_path,
+    check_syntax,
+    duration_samples,
+    frequency_hz,
+)
 from .progress import SILENT, Reporter
 from .registry import JobResult, JobSpec, SourceFacts, no_outputs
 from .sidecar import provenance
@@ -112,7 +122,11 @@ def spectrum_file(
         first = duration_samples("--start", options.start, sr, allow_zero=True)
         if first >= source.n_samples:
             raise ParameterError(f"--start {options.start} is at or beyond the end ({source.n_samples} samples)")
-        count = duration_samples("--dur", options.dur, sr) if options.dur is not None else source.n_samples - first
+        count = (
+            duration_samples("--dur", options.dur, sr, plausible_s=PLAUSIBLE_SIGNAL_S, longest_s=LONGEST_SIGNAL_S)
+            if options.dur is not None
+            else source.n_samples - first
+        )
         if count > source.n_samples - first:
             warnings.warn(
                 f"{source.name}: --dur {options.dur} ({count} samples) runs past the end; "

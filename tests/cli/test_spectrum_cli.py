@@ -125,6 +125,15 @@ def test_start_and_dur_select_the_segment(cli, burst, start, dur):
     assert found[300.0] == pytest.approx(0.5, rel=REL)
 
 
+def test_bare_number_dur_asks_for_seconds(cli, burst):
+    """``spectrum --dur 2`` is 2 samples (SoX users mean 2 s): analysed as asked, with the hint generate gives."""
+    code, out, err = cli("spectrum", burst, "--dur", "2", "--peaks", "0", "--json")
+    assert code == 0 and json.loads(out)["n"] == 2
+    assert "--dur 2 means 2 samples" in err and "did you mean 2s?" in err
+    code, _, err = cli("spectrum", burst, "--dur", "2000", "--peaks", "0", "--json")  # 125 ms in samples: no hint
+    assert code == 0 and "did you mean" not in err
+
+
 def test_the_tone_outside_the_segment_is_not_found(cli, burst):
     rep = report(cli, burst, "--dur", "0.25s")
     assert rep["n"] == 2000
