@@ -163,6 +163,10 @@ def _run_app(args: list[str]) -> int:
         _report(exc, f"internal error: {type(exc).__name__}: {exc}{_DEBUG_HINT[console.debugging()]}")
         return ExitStatus.INTERNAL
     except Exception as exc:  # noqa: BLE001 - the last line of defence
+        ended = signals.ended_by()
+        if ended is not None:  # what a signal broke is the signal (an import it interrupts raises ImportError)
+            _report(exc, ended[1])
+            return ended[0]
         _report(exc, f"internal error: {type(exc).__name__}: {exc}{_DEBUG_HINT[console.debugging()]}")
         return ExitStatus.INTERNAL
 

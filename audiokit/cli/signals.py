@@ -31,6 +31,11 @@ ENDED_BY: dict[int, tuple[ExitStatus, str]] = {
 }
 
 
+def ended_by() -> tuple[ExitStatus, str] | None:
+    """Exit status and message of the first signal received in this run, or None."""
+    return ENDED_BY[_RECEIVED[0]] if _RECEIVED else None
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
     _RECEIVED.append(signum)
     raise Terminated()

@@ -527,3 +527,22 @@ def test_debug_lasts_one_run(cli, tmp_path):
     assert "Traceback" in cli("info", missing, "--debug")[2]
     assert cli("info", "--bogus", missing) == (2, "", "error: No such option: --bogus (see 'audiokit info --help')\n")
     assert cli("info", missing) == (3, "", f"error: {missing}: no such file\n")
+
+
+def test_an_error_a_signal_caused_is_the_signal(cli, monkeypatch, tmp_path):
+    """Ctrl-C landing in a C extension's import makes Python raise ImportError("initialization failed"), not
+    KeyboardInterrupt: the run still ends as interrupted (130, one line), not as an internal error (seen under load
+    in test_signals_at_random_moments[dehum])."""
+    import audiokit.cli.info as info_cli
+
+    def interrupted_import(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # the handler raises KeyboardInterrupt here, as during an import
+        except KeyboardInterrupt:
+            raise ImportError("initialization failed") from None
+
+    monkeypatch.setattr(info_cli, "info", interrupted_import)
+    wav = tmp_path / "x.wav"
+    wav.write_bytes(b"")
+    code, out, err = cli("info", wav)
+    assert (code, out, err) == (130, "", "error: interrupted\n")
