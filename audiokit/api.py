@@ -88,6 +88,13 @@ def _plan(
     )
 
 
+def _inverse_plan(n_freqs: int, *, n_fft: int | None, win_length: int | None, **rest: Any) -> StftPlan:
+    """:func:`_plan` for spectra of ``n_freqs`` rows: ``n_fft`` defaults to ``2 * (n_freqs - 1)``, ``win_length``
+    to ``n_fft`` (``istft``, ``griffinlim``)."""
+    size = 2 * (n_freqs - 1) if n_fft is None else n_fft
+    return _plan(n_fft=size, win_length=size if win_length is None else win_length, **rest)
+
+
 def stft(
     y: np.ndarray,
     *,
@@ -165,12 +172,12 @@ def istft(
     np.ndarray, shape (..., length), float
     """
     X = np.asarray(stft_matrix)
-    size = 2 * (X.shape[-2] - 1) if n_fft is None else n_fft
-    plan = _plan(
+    plan = _inverse_plan(
+        X.shape[-2],
         sr=sr,
-        n_fft=size,
+        n_fft=n_fft,
         hop_length=hop_length,
-        win_length=size if win_length is None else win_length,
+        win_length=win_length,
         window=window,
         center=center,
         pad_mode=pad_mode,
@@ -232,12 +239,12 @@ def griffinlim(
     S = np.asarray(S)
     if S.ndim < 2:
         raise ParameterError(f"S must be shaped (..., n_freqs, n_frames), got {S.shape}")
-    size = 2 * (S.shape[-2] - 1) if n_fft is None else n_fft
-    plan = _plan(
+    plan = _inverse_plan(
+        S.shape[-2],
         sr=sr,
-        n_fft=size,
+        n_fft=n_fft,
         hop_length=hop_length,
-        win_length=size if win_length is None else win_length,
+        win_length=win_length,
         window=window,
         center=center,
         pad_mode=pad_mode,
