@@ -21,18 +21,19 @@ import json
 import os
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._version import NUMBERS_VERSION
 from ..errors import AudiokitError, ExitStatus, ParameterError
 from ..pipelines import registry
 from ..pipelines.params import InputOptions
 from .inputs import InputItem
+from .stores.options import StoreOptions
 
-__all__ = ["Job", "output_names", "validate", "run_item", "segment_text"]
+__all__ = ["Job", "attempt", "input_options", "output_names", "validate", "run_item", "segment_text"]
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,16 @@ class Job:
         How inputs are opened (raw PCM, NaN policy); segments are per item.
     png : bool
         Also draw ``<id>.<kind>.png`` (``mel``/``spectrogram``).
+    store : StoreOptions
+        Where the outputs go (``--store``; :mod:`audiokit.batch.stores`): the single-file outputs (``files``) or a
+        corpus store of time-major arrays.
     """
 
     command: str
     options: Any
     inputs: InputOptions = field(default_factory=InputOptions)
     png: bool = False
+    store: StoreOptions = field(default_factory=lambda: StoreOptions(kind="files"))
 
     @property
     def spec(self) -> registry.JobSpec:
@@ -65,7 +70,9 @@ class Job:
         """``sha256:`` + 16 hex digits of the canonical JSON of everything that shapes the outputs.
 
         That is the command, the options dataclass (its type name and fields),
-        the input options but the segment, ``png``, the audiokit version and
+        the input options but the segment, ``png``, the store options that shape the numbers (dtype, compression,
+        ``--sr``), :data:`audiokit._version.NUMBERS_VERSION` (raised only by changes that alter output bytes, so
+        a release that does not resumes a half-built store) and
         the FFT backend the ``--fft`` option resolves to here, with its library
         version (one backend gives the same bytes everywhere; two agree to
         float rounding only).  The input itself is identified separately
@@ -83,7 +90,8 @@ class Job:
             "options": options,
             "inputs": inputs,
             "png": self.png,
-            "audiokit": __version__,
+            "numbers_version": NUMBERS_VERSION,
+            "store": self.store.numbers(),
             "fft": provenance(_fft_option(options)),
         }
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
@@ -117,6 +125,15 @@ def validate(job: Job) -> None:
         raise ParameterError(f"--png applies to {', '.join(drawing)} only")
     job.inputs.raw_format()
     spec.check(job.options)
+    job.store.check()
+    if job.store.arrays and spec.run_member is None:
+        arrays = [name for name in registry.batch_jobs() if registry.spec(name).run_member is not None]
+        raise ParameterError(
+            f"--store {job.store.kind}: batch {job.command} writes no feature array; corpus stores hold those of "
+            f"{', '.join(arrays)} (use --store files)"
+        )
+    if job.store.arrays and job.png:
+        raise ParameterError("--png draws the single-file outputs: give --store files with it")
 
 
 def segment_text(seconds: float) -> str:
@@ -126,19 +143,21 @@ def segment_text(seconds: float) -> str:
     return f"{Decimal(repr(float(seconds))):f}s"
 
 
-def _inputs_for(job: Job, item: InputItem) -> InputOptions:
-    """The job's input options with the item's segment (``start``/``duration`` as exact texts)."""
+def input_options(job: Job, item: InputItem) -> InputOptions:
+    """The job's input options with the item's segment (``start``/``duration`` as exact texts) and ``--sr``."""
+    inputs = job.inputs if job.store.sr is None else dataclasses.replace(job.inputs, resample_to=job.store.sr)
     if item.start is None and item.duration is None:
-        return job.inputs
+        return inputs
     return dataclasses.replace(
-        job.inputs,
+        inputs,
         start=segment_text(item.start) if item.start else None,
         duration=segment_text(item.duration) if item.duration is not None else None,
     )
 
 
 def run_item(job: Job, item: InputItem, out_dir: str, made_dirs: set[str] | None = None) -> dict[str, Any]:
-    """Run one input; return its manifest fields (never raises for a bad input).
+    """Run one input, writing the single-file command's outputs; return its manifest fields (never raises for a bad
+    input).
 
     ``made_dirs`` holds the output folders already created by the caller's task (saves a ``mkdir`` per input).
 
@@ -150,8 +169,32 @@ def run_item(job: Job, item: InputItem, out_dir: str, made_dirs: set[str] | None
         ``result`` (the report).  ``error`` is the one-line text the
         single-file command prints after ``error:``.
     """
+    made = set() if made_dirs is None else made_dirs
+    spec = job.spec
+
+    def call(inputs: InputOptions) -> tuple[registry.JobResult, dict[str, Any]]:
+        names = output_names(job, item.id)
+        out = {kind: os.path.join(out_dir, *name.split("/")) for kind, name in names.items()}
+        for path in {os.path.dirname(p) for p in out.values()} - made:
+            Path(path).mkdir(parents=True, exist_ok=True)
+            made.add(path)
+        result = spec.run(item.path, out, job.options, inputs)
+        return result, ({"outputs": names, "result": result.report} if spec.reports else {"outputs": names})
+
+    return attempt(job, item, call)
+
+
+def attempt(
+    job: Job, item: InputItem, call: Callable[[InputOptions], tuple[registry.JobResult, dict[str, Any]]]
+) -> dict[str, Any]:
+    """Run ``call(inputs)`` for one input and build its manifest fields; a bad input is a ``failed`` record.
+
+    ``call`` runs the job with the item's input options and returns its :class:`~audiokit.pipelines.registry.
+    JobResult` and the fields it adds to the record (``outputs``, a report, a store's location).  Warnings raised
+    meanwhile go to ``warnings``; an :class:`~audiokit.errors.AudiokitError` is the record's ``error`` (its one-line
+    text), any other exception an "internal error" of that input alone.
+    """
     started = time.perf_counter()
-    made_dirs = set() if made_dirs is None else made_dirs
     record: dict[str, Any] = {
         "id": item.id,
         "path": item.path,
@@ -171,16 +214,9 @@ def run_item(job: Job, item: InputItem, out_dir: str, made_dirs: set[str] | None
             record.update(size=st.st_size, mtime_ns=st.st_mtime_ns)
         except OSError:
             pass  # the pipeline names the problem (no such file, permission denied)
-        spec = job.spec
-        inputs = _inputs_for(job, item)
-        names = output_names(job, item.id)
-        out = {kind: os.path.join(out_dir, *name.split("/")) for kind, name in names.items()}
-        for path in {os.path.dirname(p) for p in out.values()} - made_dirs:
-            Path(path).mkdir(parents=True, exist_ok=True)
-            made_dirs.add(path)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = spec.run(item.path, out, job.options, inputs)
+            result, fields = call(input_options(job, item))
         facts = result.source
         record.update(
             duration=facts.duration,
@@ -188,11 +224,9 @@ def run_item(job: Job, item: InputItem, out_dir: str, made_dirs: set[str] | None
             channels=facts.channels,
             status="ok",
             error=None,
-            outputs=names,
             shape=list(result.shape) if result.shape is not None else None,
         )
-        if spec.reports:
-            record["result"] = result.report
+        record.update(fields)
     except AudiokitError as exc:
         record.update(status="failed", error=str(exc), exit_code=exc.exit_code, outputs={}, shape=None)
     except Exception as exc:  # noqa: BLE001 - a file that makes a pipeline raise fails alone, as "internal error"

@@ -49,6 +49,7 @@ __all__ = [
     "ManifestWriter",
     "DirLock",
     "sweep_temp_files",
+    "compact_manifest",
     "compact_results",
     "is_done",
 ]
@@ -236,6 +237,24 @@ def sweep_temp_files(folders: Iterable[str]) -> int:
                     os.unlink(entry.path)
                     removed += 1
     return removed
+
+
+def compact_manifest(path: str | os.PathLike, latest: dict[tuple[str, str, str], dict[str, Any]]) -> bool:
+    """Rewrite ``manifest.jsonl`` to the last record of each input when it holds more than twice as many lines
+    (retries and re-runs): the file stays within twice the number of inputs.  Returns True when it was rewritten.
+
+    Records keep the order of their inputs' first lines; the ids' owners (:class:`IdOwners`) are unchanged, as an
+    input's last record is the one that decides.
+    """
+    try:
+        with open(path, "rb") as fh:
+            lines = sum(1 for _ in fh)
+    except FileNotFoundError:
+        return False
+    if lines <= 2 * len(latest) + 16:
+        return False
+    write_text_atomic(path, "".join(json.dumps(r, separators=(", ", ": ")) + "\n" for r in latest.values()))
+    return True
 
 
 def compact_results(path: str | os.PathLike, keep: set[str]) -> None:

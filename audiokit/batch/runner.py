@@ -46,6 +46,7 @@ from .manifest import (
     DirLock,
     IdOwners,
     ManifestWriter,
+    compact_manifest,
     compact_results,
     is_done,
     read_manifest,
@@ -53,6 +54,8 @@ from .manifest import (
     sweep_temp_files,
     utc_now,
 )
+from .stores.session import StoreSession
+from .stores.work import run_store_task
 from .tasks import THREAD_VARS, chunked, run_task, single_thread_env
 
 __all__ = ["BatchRequest", "BatchStats", "run_batch", "default_jobs"]
@@ -76,6 +79,9 @@ RECORD_KEYS = (
     "warnings",
     "seconds",
 )
+#: Keys a store run adds: the utterance's key in the store, its speaker, its shard (sharded stores) and where its
+#: array sits in its file (``offset``/``nbytes``, ``row``).
+STORE_KEYS = ("key", "speaker", "shard", "location")
 
 
 def default_jobs() -> int:
@@ -306,12 +312,17 @@ def _signals_held() -> Iterator[None]:
 class _Recorder:
     """Writes the records the workers return: ``results.jsonl`` first, then the manifest line."""
 
-    def __init__(self, job: Job, out_dir: str, manifest: ManifestWriter, stats: BatchStats) -> None:
-        self.job, self.out_dir, self.manifest, self.stats = job, out_dir, manifest, stats
+    def __init__(
+        self, job: Job, out_dir: str, manifest: ManifestWriter, stats: BatchStats, session: StoreSession | None = None
+    ) -> None:
+        self.job, self.out_dir, self.manifest, self.stats, self.session = job, out_dir, manifest, stats, session
         self.fingerprint = job.fingerprint()
         self.results_path = os.path.join(out_dir, RESULTS)
+        self.keys = RECORD_KEYS + STORE_KEYS if session is not None else RECORD_KEYS
 
     def __call__(self, record: dict[str, Any]) -> None:
+        if self.session is not None:
+            self.session.take(record)
         result = record.pop("result", None)
         if record.get("status") == "ok" and self.job.spec.reports:
             text = json.dumps({"id": record["id"], **(result or {})}, separators=(", ", ": ")) + "\n"
@@ -320,7 +331,7 @@ class _Recorder:
                     fh.write(text)
             except OSError as exc:
                 raise OutputError(f"cannot write the results: {describe_os_error(exc)}", self.results_path) from exc
-        line = {key: record.get(key) for key in RECORD_KEYS}
+        line = {key: record.get(key) for key in self.keys}
         line.update(command=self.job.command, fingerprint=self.fingerprint, finished=utc_now())
         with _signals_held():
             self.manifest.append(line)
@@ -345,23 +356,28 @@ class _Recorder:
 def _execute(
     backend: Backend,
     job: Job,
-    tasks: list[list[InputItem]],
+    tasks: list[Any],
     out_dir: str,
     record: _Recorder,
     stats: BatchStats,
     max_failures: int | None,
     on_update: Callable[[BatchStats], None],
+    work: Callable[..., list[dict[str, Any]]] = run_task,
 ) -> Backend:
-    """Keep ``backend.slots`` tasks in flight, record each as it finishes; return the (maybe restarted) backend."""
+    """Keep ``backend.slots`` tasks in flight, record each as it finishes; return the (maybe restarted) backend.
+
+    ``work(job, task, out_dir)`` runs one task in a worker (:func:`~audiokit.batch.tasks.run_task`, or a store's
+    :func:`~audiokit.batch.stores.work.run_store_task`); a task iterates over its inputs.
+    """
     queue = list(reversed(tasks))
-    pending: dict[Any, list[InputItem]] = {}
+    pending: dict[Any, Any] = {}
     retried: set[int] = set()
     cancel = True
     try:
         while queue or pending:
             while queue and len(pending) < backend.slots:
                 task = queue.pop()
-                pending[backend.submit(run_task, job, task, out_dir)] = task
+                pending[backend.submit(work, job, task, out_dir)] = task
             broken = False
             for future in backend.wait_first(set(pending)):
                 task = pending.pop(future)
@@ -454,28 +470,41 @@ def run_batch(
         manifest_path = os.path.join(out_dir, MANIFEST)
         latest, owners = read_manifest(manifest_path)
         _refuse_taken_ids(items, owners, manifest_path)
+        compact_manifest(manifest_path, latest)
         previous = {} if request.force else latest
-        todo, done = _plan(job, items, previous, out_dir)
+        workers = 1 if request.scheduler is None and (request.jobs or default_jobs()) <= 1 else (request.jobs or default_jobs())
+        session = StoreSession(job, out_dir) if job.store.arrays else None
+        work: Callable[..., list[dict[str, Any]]] = run_task
+        tasks: list[Any]
+        if session is not None:
+            tasks, done = session.prepare(
+                items, latest, force=request.force, chunk=request.chunk or _default_chunk(len(items), workers)
+            )
+            folders = session.folders(tasks)
+            work = run_store_task
+        else:
+            todo, done = _plan(job, items, previous, out_dir)
+            tasks = chunked(todo, request.chunk or _default_chunk(len(todo), workers))
+            folders = _output_folders(job, todo, out_dir)
         if job.spec.reports:
             compact_results(os.path.join(out_dir, RESULTS), {item.id for item in done})
-        folders = _output_folders(job, todo, out_dir)
         sweep_temp_files(folders)
-        workers = 1 if request.scheduler is None and (request.jobs or default_jobs()) <= 1 else (request.jobs or default_jobs())
         stats = BatchStats(command=job.command, total=len(items), skipped=len(done), out=out_dir, workers=workers)
         stats.glob, stats.ignored, stats.ignored_files = request.glob, len(ignored), ignored[:MAX_ERRORS_SHOWN]
         update = on_update or (lambda s: None)
-        chunk = request.chunk or _default_chunk(len(todo), workers)
         saved_env = single_thread_env() if request.scheduler is None and workers > 1 else None
         try:
             with ManifestWriter(manifest_path) as manifest:
-                recorder = _Recorder(job, out_dir, manifest, stats)
+                recorder = _Recorder(job, out_dir, manifest, stats, session)
                 update(stats)
-                if todo:
+                if tasks:
                     backend = make_backend(workers, request.scheduler)
                     stats.backend = backend.name
                     stats.workers = workers if request.scheduler is None else backend.slots // 2
-                    _execute(backend, job, chunked(todo, chunk), out_dir, recorder, stats, request.max_failures, update)
+                    _execute(backend, job, tasks, out_dir, recorder, stats, request.max_failures, update, work)
                 stats.backend = stats.backend or "nothing to do"
+            if session is not None:
+                session.finish()
         finally:
             if saved_env is not None:
                 for name in THREAD_VARS:

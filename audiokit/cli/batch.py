@@ -24,7 +24,7 @@ from ..batch.runner import BatchRequest, BatchStats, run_batch
 from ..pipelines import registry
 from . import console
 from .app import Terminated
-from .batch_options import BATCH_PARAMS, PNG_PARAM, progress
+from .batch_options import BATCH_PARAMS, PNG_PARAM, STORE_PARAMS, progress, store_from
 from .options import inputs_from
 
 __all__ = ["batch_app", "DROPPED"]
@@ -40,7 +40,13 @@ def single_file_command(name: str) -> tuple[Callable[..., Any], Callable[[Mappin
 
 
 def _run(name: str, options_from: Callable[[Mapping[str, Any]], Any], params: dict[str, Any]) -> int:
-    job = Job(command=name, options=options_from(params), inputs=inputs_from(params), png=params.get("png", False))
+    job = Job(
+        command=name,
+        options=options_from(params),
+        inputs=inputs_from(params),
+        png=params.get("png", False),
+        store=store_from(params),
+    )
     request = BatchRequest(
         job=job,
         paths=tuple(params["paths"] or ()),
@@ -100,7 +106,7 @@ def batch_command(name: str) -> Callable[..., int]:
         for p in inspect.signature(single, eval_str=True).parameters.values()
         if p.name not in DROPPED
     ]
-    extra = BATCH_PARAMS + ([PNG_PARAM] if spec.draws else [])
+    extra = BATCH_PARAMS + ([PNG_PARAM] if spec.draws else []) + (STORE_PARAMS if spec.run_member is not None else [])
     clash = {p.name for p in own} & {p.name for p in extra}
     assert not clash, f"batch {name}: parameters {clash} declared twice"
 
@@ -114,8 +120,14 @@ def batch_command(name: str) -> Callable[..., int]:
     first = (inspect.getdoc(single) or "").splitlines()[0]
     command.__doc__ = (
         f"audiokit {name} over many inputs: {first}\n\n"
-        f"Every option of 'audiokit {name}' works the same way; outputs are named as {name} names them, under --out, "
-        "mirroring the input tree, with DIR/manifest.jsonl recording each input (re-run to resume)."
+        f"Every option of 'audiokit {name}' works the same way; "
+        + (
+            "the arrays go to a corpus store under --out (--store; default npy: one time-major (n_frames, n_feats) "
+            ".npy per utterance, described once in DIR/store.json, indexed in DIR/index.sqlite)"
+            if spec.run_member is not None
+            else f"outputs are named as {name} names them, under --out, mirroring the input tree"
+        )
+        + ", with DIR/manifest.jsonl recording each input (re-run to resume)."
         + ("  The JSON reports go to DIR/results.jsonl, one line per input." if spec.reports else "")
         + "\n\nExit codes: 0 all done, 3 some inputs failed (or an input named does not exist), 2 usage (or an id of DIR "
         "already belongs to another input), 4 DIR cannot be written, 130/143 interrupted (re-run to resume)."

@@ -12,17 +12,20 @@ import typer
 from ..batch.runner import BatchStats
 from . import console
 
-__all__ = ["BATCH_PANEL", "BATCH_PARAMS", "PNG_PARAM", "progress"]
+__all__ = ["BATCH_PANEL", "BATCH_PARAMS", "PNG_PARAM", "STORE_PANEL", "STORE_PARAMS", "progress", "store_from"]
 
 BATCH_PANEL = "Batch"
+STORE_PANEL = "Corpus store"
 
 
 def _option(annotation: Any, default: Any = inspect.Parameter.empty) -> Callable[[str], inspect.Parameter]:
     return lambda name: inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
 
 
-def _batch_option(name: str, kind: Any, default: Any, *decls: str, help: str, **extra: Any) -> inspect.Parameter:
-    return _option(Annotated[kind, typer.Option(*decls, help=help, rich_help_panel=BATCH_PANEL, **extra)], default)(name)
+def _batch_option(
+    name: str, kind: Any, default: Any, *decls: str, help: str, panel: str = BATCH_PANEL, **extra: Any
+) -> inspect.Parameter:
+    return _option(Annotated[kind, typer.Option(*decls, help=help, rich_help_panel=panel, **extra)], default)(name)
 
 
 #: The options ``audiokit batch`` adds to every subcommand.
@@ -89,6 +92,82 @@ BATCH_PARAMS = [
     ),
     _batch_option("summary_json", bool, False, "--json", help="Print the summary as JSON on stdout."),
 ]
+#: The corpus-store options, for the jobs whose output is one feature array per input (``JobSpec.run_member``).
+STORE_PARAMS = [
+    _batch_option(
+        "store",
+        str,
+        "npy",
+        "--store",
+        help="Where the arrays go: npy (one time-major (n_frames, n_feats) .npy per utterance), shards (tar shards "
+        "for WebDataset, HF datasets and Lhotse Shar), kaldi (ark + scp), parquet (HF datasets), or files (the "
+        "single-file command's (rows, frames) .npy + sidecar, mirroring the input tree). See README 'Feed your trainer'.",
+        panel=STORE_PANEL,
+    ),
+    _batch_option(
+        "shard_size",
+        str,
+        "1GiB",
+        "--shard-size",
+        help="Target array bytes per shard/ark/parquet file (e.g. 1GiB, 200MB), or utterances per shard (e.g. 1000u).",
+        panel=STORE_PANEL,
+    ),
+    _batch_option(
+        "store_dtype",
+        str,
+        "float32",
+        "--dtype",
+        help="Stored values: float32 (the single-file values exactly) or float16 (lossy: relative error <= 2^-11, "
+        "i.e. <= 0.06 dB on a 120 dB log-mel; values beyond 65504 are refused).",
+        panel=STORE_PANEL,
+    ),
+    _batch_option(
+        "compress",
+        bool,
+        False,
+        "--compress",
+        help="--store kaldi: Kaldi compressed matrices (kaldiio compression_method=2, ~1 byte per value; error "
+        "<= (column range)/510 per value, see README).",
+        panel=STORE_PANEL,
+    ),
+    _batch_option(
+        "speaker_from",
+        Optional[str],
+        None,
+        "--speaker-from",
+        help="Speakers for utt2spk and the manifests: 'parent' (the input's folder name) or a regular expression "
+        "searched in the id (group 'speaker', else group 1), e.g. '^(\\d+)-'.",
+        panel=STORE_PANEL,
+    ),
+    _batch_option(
+        "sr",
+        Optional[str],
+        None,
+        "--sr",
+        help="Resample every input to this rate on read (soxr, as 'audiokit resample'); without it, inputs at "
+        "another rate than the store's fail.",
+        panel=STORE_PANEL,
+    ),
+]
+
+
+def store_from(params: dict[str, Any]) -> Any:
+    """The :class:`~audiokit.batch.stores.StoreOptions` of a batch subcommand's values (``files`` without them)."""
+    from ..batch.stores import StoreOptions
+    from ..pipelines.params import rate_hz
+
+    if "store" not in params:
+        return StoreOptions(kind="files")
+    return StoreOptions(
+        kind=params["store"],
+        dtype=params["store_dtype"],
+        shard_size=params["shard_size"],
+        compress=params["compress"],
+        speaker_from=params["speaker_from"],
+        sr=rate_hz("--sr", params["sr"]) if params["sr"] is not None else None,
+    )
+
+
 #: ``--png``, for the jobs that draw (``JobSpec.draws``).
 PNG_PARAM = _batch_option("png", bool, False, "--png", help="Also draw <id>.<kind>.png (slower).")
 

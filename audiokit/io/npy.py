@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal
 
 import numpy as np
 
@@ -154,3 +154,89 @@ def read_sidecar(npy_path: str | os.PathLike) -> dict:
         raise InputError(f"missing sidecar {path.name} (written beside the .npy by audiokit)", npy_path) from None
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read sidecar {path.name}: {exc}", npy_path) from None
+
+
+class TimeMajorNpy:
+    """One time-major ``(n_frames, n_feats)`` ``.npy`` written row by row, atomically (the ``npy`` store's file).
+
+    A :class:`~audiokit.io.members.ContainerWriter` of one member: the bytes are ``np.save``'s for the same C-order
+    array (format 1.0 header), so ``np.load(path, mmap_mode="r")`` maps it.  The file appears at ``path`` when the
+    ``with`` block ends after :meth:`end`; :meth:`drop` or an exception leaves nothing.
+
+    Parameters
+    ----------
+    path : str
+        Destination ``.npy``.
+    dtype : {"float32", "float16"}
+        Stored dtype; rows are cast to it.
+    """
+
+    def __init__(self, path: str, *, dtype: str = "float32") -> None:
+        self.path, self.dtype = str(path), np.dtype(dtype)
+        self._stack = contextlib.ExitStack()
+        self._fh: BinaryIO | None = None
+        self._rows = self._written = 0
+        self._ended = False
+
+    def __enter__(self) -> Any:
+        return self
+
+    def begin(self, key: str, n_frames: int, n_feats: int) -> TimeMajorNpy:
+        """Start the file's one member (``key`` names it in errors only)."""
+        self._key, self._rows, self._feats = key, int(n_frames), int(n_feats)
+        tmp = self._stack.enter_context(atomic_output(self.path, suffix=".npy"))
+        try:
+            self._fh = open(tmp, "wb")
+            header = {
+                "descr": np.lib.format.dtype_to_descr(self.dtype),
+                "fortran_order": False,
+                "shape": (self._rows, self._feats),
+            }
+            np.lib.format.write_array_header_1_0(self._fh, header)
+        except OSError as exc:
+            self._stack.close()
+            raise OutputError(describe_os_error(exc), self.path) from exc
+        return self
+
+    def write(self, frames: np.ndarray) -> None:
+        """Append ``(k, n_feats)`` rows."""
+        assert self._fh is not None, "write before begin"
+        data = np.ascontiguousarray(frames, dtype=self.dtype)
+        try:
+            self._fh.write(data.data)
+        except OSError as exc:
+            raise OutputError(describe_os_error(exc), self.path) from exc
+        self._written += data.shape[0]
+
+    def end(self, meta: dict) -> dict:
+        """Check the row count; the file is committed when the ``with`` block ends.  Location: ``{"nbytes": n}``."""
+        from .members import check_member_rows
+
+        check_member_rows(self._written, self._rows, self._key, self.path)
+        self._ended = True
+        return {"nbytes": self._rows * self._feats * self.dtype.itemsize}
+
+    def drop(self) -> None:
+        """Forget the member: nothing is written."""
+        self._ended = False
+        self._close(OutputError("dropped", self.path))
+
+    def _close(self, failure: BaseException | None) -> None:
+        if self._fh is not None:
+            try:
+                self._fh.close()
+            except OSError as err:
+                failure = failure or OutputError(describe_os_error(err), self.path)
+            self._fh = None
+        if failure is None:
+            self._stack.close()
+        else:
+            self._stack.__exit__(type(failure), failure, None)
+
+    def __exit__(self, *exc_info: Any) -> Literal[False]:
+        exc_type, exc = exc_info[0], exc_info[1]
+        if exc_type is None and self._ended:
+            self._close(None)
+        elif self._fh is not None:
+            self._close(exc if exc is not None else OutputError("not ended", self.path))
+        return False

@@ -157,6 +157,13 @@ class Reference(Step):
             np.maximum(block, self.clip, out=block)
         return block
 
+    @property
+    def rewrites(self) -> bool:
+        """True when :meth:`finalize` reworks the saved values (a deferred reference that is not ``log(1) = 0``)."""
+        if not self.deferred:
+            return False
+        return self.ref == "max" or self.top_db is not None or float(self.ref) != 1.0
+
     def finalize(self, writer: NpyFrameWriter | None, images: list[np.ndarray]) -> None:
         if self.deferred and writer is not None:
             self.value = _rescale(writer, self.ref, self.top_db, self._peak, self.power_kind, self.log, self.amin)
@@ -313,6 +320,13 @@ class Chain:
     def reference(self) -> Reference | None:
         """The :class:`Reference` step, if the chain has one."""
         return next((s for s in self.steps if isinstance(s, Reference)), None)
+
+    @property
+    def rewrites(self) -> bool:
+        """True when a step reworks the saved array after the last frame (``--ref max``/``--top-db`` after the
+        fact, utterance CMVN): a corpus store then holds the utterance in memory (:class:`~audiokit.io.members.
+        TimeMajorFrames`)."""
+        return any(isinstance(s, UtteranceCmvn) or (isinstance(s, Reference) and s.rewrites) for s in self.steps)
 
     def apply(self, block: np.ndarray) -> np.ndarray:
         for step in self.steps:

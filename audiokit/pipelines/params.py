@@ -147,6 +147,9 @@ class InputOptions:
         :mod:`audiokit.units` documents): the pipelines then see a source that
         starts at ``start`` and holds ``duration`` (default: to the end), as if
         the file had been cut there.  Used by ``audiokit batch --manifest``.
+    resample_to : int, optional
+        Resample the input (after the segment) to this rate in Hz on read, as ``audiokit resample --to`` does
+        (:class:`~audiokit.pipelines.resampled.ResampledSource`): ``audiokit batch --sr``.
     """
 
     rate: str | None = None
@@ -155,6 +158,7 @@ class InputOptions:
     fix_nonfinite: bool = False
     start: str | None = None
     duration: str | None = None
+    resample_to: int | None = None
 
     def raw_format(self) -> RawFormat | None:
         """The raw PCM description (None when ``format`` is absent).
@@ -181,7 +185,15 @@ class InputOptions:
         return RawFormat(sr=sr, format=self.format.lower(), channels=1 if self.channels is None else self.channels)
 
     def open(self, path: str, *, allow_empty: bool = False) -> AudioSource:
-        """Open ``path`` (or ``-``) with these options (restricted to the segment, if one is set)."""
+        """Open ``path`` (or ``-``) with these options (restricted to the segment, if one is set; resampled)."""
+        source = self._open(path, allow_empty)
+        if self.resample_to is None:
+            return source
+        from .resampled import resampled
+
+        return resampled(source, self.resample_to)  # type: ignore[no-any-return]
+
+    def _open(self, path: str, allow_empty: bool) -> AudioSource:
         source = open_audio(
             path, raw=self.raw_format(), nonfinite="zero" if self.fix_nonfinite else "error", allow_empty=allow_empty
         )

@@ -80,11 +80,15 @@ class JobResult:
         or ``(channels, n_samples)`` of a written WAV; None for a job that writes no file.
     report : dict or None
         The JSON object of a reporting job (``info``, ``spectrum``: what ``--json`` prints), else None.
+    sidecar : dict or None
+        A run into a corpus store's member (``JobSpec.run_member``): the sidecar the single-file ``.npy`` would
+        have had (the store records its utterance-independent part once).
     """
 
     source: SourceFacts
     shape: tuple[int, ...] | None = None
     report: dict[str, Any] | None = None
+    sidecar: dict[str, Any] | None = None
 
 
 def no_outputs(options: Any, stem: str, png: bool) -> dict[str, str]:
@@ -95,6 +99,9 @@ def no_outputs(options: Any, stem: str, png: bool) -> dict[str, str]:
 #: ``run(path, outputs, options, inputs) -> JobResult``: ``outputs`` maps an output kind (``"npy"``, ``"json"``,
 #: ``"png"``, ``"wav"``) to the absolute path to write.
 RunJob = Callable[[str, Mapping[str, str], Any, "InputOptions"], JobResult]
+#: ``run_member(path, options, inputs, open_member) -> JobResult``: the job's array, time-major, into a corpus
+#: store's member (``open_member(n_frames, n_feats)`` gives its sink; :mod:`audiokit.io.members`).
+RunMember = Callable[[str, Any, "InputOptions", Callable[[int, int], Any]], JobResult]
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,9 @@ class JobSpec:
         The job can also draw its PNG (``audiokit batch --png``).
     reports : bool
         The job returns a JSON report per input (``audiokit batch`` appends it to ``results.jsonl``).
+    run_member : callable or None
+        For a job whose output is one real array per input (``mel``, ``mfcc``, ``spectrogram``): the run into a
+        corpus store (``--store npy|shards|kaldi|parquet``; see :data:`RunMember`); None for the others.
     """
 
     name: str
@@ -129,6 +139,7 @@ class JobSpec:
     run: RunJob
     draws: bool = False
     reports: bool = False
+    run_member: RunMember | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..io import check_distinct, check_output_path, derived_output, is_stdio, outputs_together
+from ..io.members import OpenMember, TimeMajorFrames
 from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
 from ..io.reader import BLOCK_SAMPLES
 from .params import InputOptions, check_channel_of, check_figure_path, duration_samples
@@ -58,6 +59,8 @@ __all__ = [
     "WHISPER_SR",
     "default_outputs",
     "filterbank_job",
+    "frame_geometry",
+    "FrameGeometry",
     "parse_ref",
     "pick_channels",
     "run_timefreq",
@@ -73,6 +76,8 @@ class TimeFreqResult:
     png_to_stdout: bool
     shape: tuple[int, ...] | None
     source: SourceFacts | None = None
+    #: With ``member``: the sidecar the ``.npy`` would have had (what a corpus store records once, per store).
+    sidecar: dict[str, Any] | None = None
 
     @property
     def n_samples(self) -> int | None:
@@ -114,6 +119,7 @@ def run_timefreq(
     npy: str | None = None,
     inputs: InputOptions = InputOptions(),  # noqa: B008 (frozen)
     reporter: Reporter = SILENT,
+    member: OpenMember | None = None,
 ) -> TimeFreqResult:
     """Compute the spectrogram, mel spectrogram or features of ``path``; save ``npy`` (+ sidecar) and/or draw ``png``.
 
@@ -125,11 +131,17 @@ def run_timefreq(
     A (log-)spectrogram's STFT runs in single precision; a float input with samples beyond :data:`SAFE_PEAK`
     (where ``|X|²`` could overflow float32) is transformed again in double precision, and values that still
     cannot be stored are an :class:`~audiokit.errors.InputError`, never NaN/Inf in the output.
+
+    ``member`` (a corpus store, :mod:`audiokit.batch.stores`): ``member(n_frames, n_feats)`` gives the sink of the
+    utterance's time-major ``(n_frames, n_feats)`` float32 rows, written instead of ``npy`` (the values are the
+    ``.npy``'s, transposed); the result's ``sidecar`` is what the ``.npy`` sidecar would hold.  One channel only.
     """
     parsed = FeatureOptions.of(options).check()
     tf = parsed.tf
     with inputs.open(path) as opened:
         check_channel_of(tf.channel, opened)
+        if member is not None:
+            return _run_member(path, parsed, opened, member, reporter)
         png_path, npy_path = default_outputs(path, parsed.kind, png, npy)
         if png_path is not None:
             from ..plot.timefreq import check_cmap
@@ -143,6 +155,60 @@ def run_timefreq(
         except _BeyondSinglePrecision:
             written, shape = _Job(parsed, source, opened, "float64").run(png_path, npy_path, reporter)
     return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape, source=SourceFacts.of(opened))
+
+
+def _run_member(path: str, parsed: Parsed, opened: AudioSource, member: OpenMember, reporter: Reporter) -> TimeFreqResult:
+    """:func:`run_timefreq` into a store's member: one channel, real values, no figure."""
+    if parsed.want_complex:
+        raise ParameterError("--complex: a corpus store holds real features (save complex STFTs with --store files)")
+    source = _fitted(opened, parsed)
+    channels = 1 if parsed.tf.mix or parsed.tf.channel is not None else source.channels
+    if channels > 1:
+        raise ParameterError(
+            f"the input has {channels} channels; a corpus store holds one per utterance (give --channel N or --mix)",
+            path,
+        )
+    try:
+        job = _Job(parsed, source, opened, "float32")
+        shape = job.run(None, None, reporter, member=member)[1]
+    except _BeyondSinglePrecision:
+        job = _Job(parsed, source, opened, "float64")
+        shape = job.run(None, None, reporter, member=member)[1]
+    sidecar = job._sidecar(np.float32)
+    return TimeFreqResult(written=[], png_to_stdout=False, shape=shape, source=SourceFacts.of(opened), sidecar=sidecar)
+
+
+@dataclass(frozen=True)
+class FrameGeometry:
+    """What every array of a job has at one sample rate: ``n_feats`` rows per frame, one frame every ``hop_length``
+    samples (``frame_shift = hop_length / sr`` seconds), ``plan`` the sidecar an array of it would have (per-input
+    keys describe a 10 s stand-in)."""
+
+    n_feats: int
+    hop_length: int
+    sr: int
+
+    @property
+    def frame_shift(self) -> float:
+        """Seconds between frames, ``hop_length / sr``."""
+        return self.hop_length / self.sr
+
+
+def frame_geometry(options: TimeFreqOptions | FeatureOptions, sr: int) -> FrameGeometry:
+    """The :class:`FrameGeometry` of a one-channel run of ``options`` on inputs at ``sr`` Hz (reads no input)."""
+    parsed = FeatureOptions.of(options).check()
+    stand_in = _StandIn(sr)
+    job = _Job(parsed, stand_in, stand_in, "float32")  # type: ignore[arg-type]
+    return FrameGeometry(n_feats=job.rows, hop_length=int(job.frontend.hop_length), sr=sr)
+
+
+class _StandIn:
+    """A silent 10 s mono PCM input at ``sr`` Hz, never read: enough to build a job's front end and chain."""
+
+    channels, subtype, is_float, name = 1, "PCM_16", False, "(geometry)"
+
+    def __init__(self, sr: int) -> None:
+        self.sr, self.n_samples = int(sr), 10 * int(sr)
 
 
 #: Largest input sample (full-scale units) for which single precision is safe: |X| <= n_fft·peak stays below
@@ -214,8 +280,13 @@ class _Job:
             if chunk.shape[-1]:
                 yield chunk
 
-    def run(self, png_path: str | None, npy_path: str | None, reporter: Reporter) -> tuple[list[str], tuple[int, ...]]:
-        """Stream the input through the front end and the chain; write the outputs together; return (written, shape)."""
+    def run(
+        self, png_path: str | None, npy_path: str | None, reporter: Reporter, member: OpenMember | None = None
+    ) -> tuple[list[str], tuple[int, ...]]:
+        """Stream the input through the front end and the chain; write the outputs together; return (written, shape).
+
+        ``member``: write the frames, time-major, to ``member(n_frames, n_rows)`` instead of a ``.npy``.
+        """
         from ..plot import ColumnPooler
 
         parsed, chain, C = self.parsed, self.chain, self.channels
@@ -241,7 +312,11 @@ class _Job:
         with outputs_together(), contextlib.ExitStack() as stack:
             if self.dtype == "float64":  # overflow is possible here and checked on the results (the Store step)
                 stack.enter_context(np.errstate(over="ignore", invalid="ignore"))
-            writer = stack.enter_context(NpyFrameWriter(npy_path, self.shape, npy_dtype)) if npy_path else None
+            writer: Any = None
+            if member is not None:
+                writer = stack.enter_context(TimeMajorFrames(member(self.n_frames, self.rows), self.shape, chain.rewrites))
+            elif npy_path:
+                writer = stack.enter_context(NpyFrameWriter(npy_path, self.shape, npy_dtype))
             # a spectrogram's picture pools the linear values (drawn in dB re the PNG's own reference) and needs no
             # chain; features are drawn as computed
             run_chain = writer is not None or features

@@ -6,7 +6,7 @@ feature chain for MFCC, Kaldi's front end, deltas and CMVN); they differ in thei
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .params import InputOptions, check_syntax
@@ -39,7 +39,14 @@ def _spec(name: str, options_type: type) -> JobSpec:
         assert result.source is not None  # a time-frequency job always opens its input
         return JobResult(result.source, shape=result.shape)
 
-    return JobSpec(name=name, options=options_type, check=check_options, outputs=outputs, run=run, draws=True)
+    def run_member(path: str, options: Any, inputs: InputOptions, member: Callable[[int, int], Any]) -> JobResult:
+        result = run_timefreq(path, options, inputs=inputs, member=member)
+        assert result.source is not None
+        return JobResult(result.source, shape=result.shape, sidecar=result.sidecar)
+
+    return JobSpec(
+        name=name, options=options_type, check=check_options, outputs=outputs, run=run, draws=True, run_member=run_member
+    )
 
 
 #: ``spectrogram``: ``<stem>.spectrogram.npy`` + sidecar (+ PNG with ``--png``) per input.

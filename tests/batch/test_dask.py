@@ -17,8 +17,8 @@ import pytest
 
 from audiokit.batch.tasks import THREAD_VARS
 from tests.helpers.batch import (
-    OPTIONS,
     audiokit_cmd,
+    batch_options,
     batch_outputs,
     manifest_lines,
     reference_outputs,
@@ -96,7 +96,9 @@ def cluster(tmp_path_factory):
 def test_dask_outputs_equal_single_file_commands(cli, corpus, tmp_path, cluster, command):
     expected = reference_outputs(cli, command, corpus, tmp_path / "ref")
     out = tmp_path / "out"
-    code, _, err = cli("batch", command, *OPTIONS[command], corpus, "--out", out, "--scheduler", cluster.address, "--chunk", "2")
+    code, _, err = cli(
+        "batch", command, *batch_options(command), corpus, "--out", out, "--scheduler", cluster.address, "--chunk", "2"
+    )
     assert code == 0, err
     assert "(dask, 2 worker(s))" in err
     assert batch_outputs(command, out, expected) == expected

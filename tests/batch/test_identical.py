@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.helpers.batch import OPTIONS, batch_outputs, manifest_lines, reference_outputs, temp_files
+from tests.helpers.batch import batch_options, batch_outputs, manifest_lines, reference_outputs, temp_files
 
 
 @pytest.mark.slow
@@ -29,7 +29,7 @@ from tests.helpers.batch import OPTIONS, batch_outputs, manifest_lines, referenc
 def test_batch_equals_single_file_commands(cli, corpus, tmp_path, command, jobs):
     expected = reference_outputs(cli, command, corpus, tmp_path / "ref")
     out = tmp_path / "out"
-    code, stdout, err = cli("batch", command, *OPTIONS[command], corpus, "--out", out, "--jobs", jobs, "--chunk", 2)
+    code, stdout, err = cli("batch", command, *batch_options(command), corpus, "--out", out, "--jobs", jobs, "--chunk", 2)
     assert code == 0, err
     assert stdout == ""  # stdout is for data only: nothing without --json
     assert batch_outputs(command, out, expected) == expected
@@ -41,7 +41,7 @@ def test_batch_equals_single_file_commands(cli, corpus, tmp_path, command, jobs)
 
 def test_manifest_line_describes_the_input_and_outputs(cli, corpus, tmp_path):
     out = tmp_path / "out"
-    code, _, err = cli("batch", "mel", corpus, "--out", out, "-j", "1")
+    code, _, err = cli("batch", "mel", "--store", "files", corpus, "--out", out, "-j", "1")
     assert code == 0, err
     record = {r["id"]: r for r in manifest_lines(out)}["spk2/sess/c"]
     source = corpus / "spk2" / "sess" / "c.wav"
@@ -55,7 +55,7 @@ def test_manifest_line_describes_the_input_and_outputs(cli, corpus, tmp_path):
 
 
 def test_png_only_with_the_flag(cli, corpus, tmp_path):
-    code, _, err = cli("batch", "spectrogram", corpus / "spk1", "--out", tmp_path / "o", "-j", "1", "--png")
+    code, _, err = cli("batch", "spectrogram", "--store", "files", corpus / "spk1", "--out", tmp_path / "o", "-j", "1", "--png")
     assert code == 0, err
     assert sorted(p.name for p in (tmp_path / "o").iterdir() if not p.name.startswith(".")) == [
         "a.spectrogram.json",

@@ -26,11 +26,25 @@ def test_folders_are_walked_and_the_tree_mirrored(cli, corpus, tmp_path):
 
 
 def test_glob_and_root(cli, corpus, tmp_path):
-    code, _, err = cli("batch", "mel", corpus, "--glob", "*.flac", "--out", tmp_path / "o", "-j", "1", "--root", corpus.parent)
+    code, _, err = cli(
+        "batch",
+        "mel",
+        "--store",
+        "files",
+        corpus,
+        "--glob",
+        "*.flac",
+        "--out",
+        tmp_path / "o",
+        "-j",
+        "1",
+        "--root",
+        corpus.parent,
+    )
     assert code == 0, err
     assert _ids(tmp_path / "o") == ["data/f", "data/spk1/b", "data/spk2/sess/d"]
     assert (tmp_path / "o" / "data" / "spk2" / "sess" / "d.mel.npy").exists()
-    code, _, err = cli("batch", "mel", corpus, "--root", corpus / "spk1", "--out", tmp_path / "o2")
+    code, _, err = cli("batch", "mel", "--store", "files", corpus, "--root", corpus / "spk1", "--out", tmp_path / "o2")
     assert code == 2 and "is not inside it" in err
 
 
@@ -57,7 +71,7 @@ def test_manifest_segments_equal_the_single_file_command_on_the_cut_file(cli, tm
         + "\n"
     )
     out = tmp_path / "o"
-    code, _, err = cli("batch", "mel", "--manifest", segments, "--out", out, "-j", "1", "--hop", "5ms")
+    code, _, err = cli("batch", "mel", "--store", "files", "--manifest", segments, "--out", out, "-j", "1", "--hop", "5ms")
     assert code == 0, err
     x, sr = sf.read(long, dtype="float32")
     for item_id, first, count in (("spkA/seg1", 4000, 16000), ("seg2", 40000, 8000)):
@@ -71,7 +85,7 @@ def test_manifest_segments_equal_the_single_file_command_on_the_cut_file(cli, tm
     assert records["spkA/seg1"]["duration"] == 1.0 and records["seg2"]["duration"] == 0.5
     # A re-run skips both; a segment starting beyond the end fails on its own.
     segments.write_text(segments.read_text() + json.dumps({"id": "late", "path": str(long), "start": 9.0}) + "\n")
-    code, _, err = cli("batch", "mel", "--manifest", segments, "--out", out, "-j", "1", "--hop", "5ms")
+    code, _, err = cli("batch", "mel", "--store", "files", "--manifest", segments, "--out", out, "-j", "1", "--hop", "5ms")
     assert code == 3 and "0 ok, 1 failed, 2 already done" in err
     assert "segment start 9 s is at or beyond the end (3 s)" in err
 
@@ -120,7 +134,7 @@ def test_corpus_loader(cli, corpus, tmp_path):
 
     out = tmp_path / "o"
     (corpus / "bad.wav").write_bytes(b"")
-    assert cli("batch", "mel", corpus, "--out", out, "-j", "1")[0] == 3
+    assert cli("batch", "mel", "--store", "files", corpus, "--out", out, "-j", "1")[0] == 3
     feats = audiokit.corpus.open(out)
     assert len(feats) == 6 and "spk1/a" in feats and "bad" not in feats
     assert "empty file" in feats.failed["bad"]["error"]

@@ -74,11 +74,11 @@ def test_a_missing_input_is_refused_before_out_is_created(cli, corpus, tmp_path,
     code, single_out, single_err = cli("info", "nope.wav")
     assert code == 3 and single_err == "error: nope.wav: no such file\n"
     for args in (["corpus_typo"], [str(corpus), "corpus_typo"], ["data/missing.wav"]):
-        code, stdout, err = cli("batch", "mel", *args, "--out", "feats")
+        code, stdout, err = cli("batch", "mel", "--store", "files", *args, "--out", "feats")
         assert (code, stdout, err) == (3, "", f"error: {args[-1]}: no such file or folder\n")
         assert not Path("feats").exists()
     # A usage error is refused before --out is created, too.
-    code, _, err = cli("batch", "mel", "@nope.txt", "--out", "feats")
+    code, _, err = cli("batch", "mel", "--store", "files", "@nope.txt", "--out", "feats")
     assert code == 2 and "cannot read the list" in err and not Path("feats").exists()
 
 

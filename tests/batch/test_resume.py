@@ -34,21 +34,21 @@ def _wait_for_lines(manifest: Path, count: int, proc: subprocess.Popen, timeout:
 
 def test_rerun_skips_what_is_done_and_force_recomputes(cli, corpus, tmp_path):
     out = tmp_path / "out"
-    assert cli("batch", "mel", corpus, "--out", out, "-j", "1")[0] == 0
+    assert cli("batch", "mel", "--store", "files", corpus, "--out", out, "-j", "1")[0] == 0
     mtimes = {p: p.stat().st_mtime_ns for p in out.rglob("*.npy")}
-    code, _, err = cli("batch", "mel", corpus, "--out", out, "-j", "1")
+    code, _, err = cli("batch", "mel", "--store", "files", corpus, "--out", out, "-j", "1")
     assert code == 0 and "0 ok, 0 failed, 6 already done" in err
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*.npy")} == mtimes
     assert len(manifest_lines(out)) == 6
     # A changed input, a changed option, a deleted output: recomputed.
     os.utime(corpus / "f.flac", ns=(1, 1))
     (out / "spk1" / "a.mel.npy").unlink()
-    code, _, err = cli("batch", "mel", corpus, "--out", out, "-j", "1")
+    code, _, err = cli("batch", "mel", "--store", "files", corpus, "--out", out, "-j", "1")
     assert code == 0 and "2 ok, 0 failed, 4 already done" in err
-    code, _, err = cli("batch", "mel", corpus, "--out", out, "-j", "1", "--n-mels", "40")
+    code, _, err = cli("batch", "mel", "--store", "files", corpus, "--out", out, "-j", "1", "--n-mels", "40")
     assert code == 0 and "6 ok, 0 failed, 0 already done" in err
     assert np.load(out / "spk1" / "b.mel.npy").shape[0] == 40
-    code, _, err = cli("batch", "mel", corpus, "--out", out, "-j", "1", "--n-mels", "40", "--force")
+    code, _, err = cli("batch", "mel", "--store", "files", corpus, "--out", out, "-j", "1", "--n-mels", "40", "--force")
     assert code == 0 and "6 ok, 0 failed, 0 already done" in err
 
 
@@ -59,7 +59,7 @@ def test_bad_inputs_are_recorded_and_the_batch_goes_on(cli, corpus, tmp_path):
     out = tmp_path / "out"
     listing = tmp_path / "list.txt"  # a path named on the command line must exist (test_reporting); one in a list may not
     listing.write_text(f"{corpus / 'missing.wav'}\n")
-    code, stdout, err = cli("batch", "mel", corpus, f"@{listing}", "--out", out, "-j", "1", "--json")
+    code, stdout, err = cli("batch", "mel", "--store", "files", corpus, f"@{listing}", "--out", out, "-j", "1", "--json")
     assert code == 3
     summary = json.loads(stdout)
     assert (summary["ok"], summary["failed"]) == (6, 4)
@@ -73,7 +73,7 @@ def test_bad_inputs_are_recorded_and_the_batch_goes_on(cli, corpus, tmp_path):
     code, _, single_err = cli("mel", corpus / "spk1" / "empty.wav", "--npy", tmp_path / "x.npy")
     assert code == 3 and single_err.strip() == f"error: {failed['spk1/empty']['error']}"
     # A re-run retries the failures only.
-    code, _, err = cli("batch", "mel", corpus, f"@{listing}", "--out", out, "-j", "1")
+    code, _, err = cli("batch", "mel", "--store", "files", corpus, f"@{listing}", "--out", out, "-j", "1")
     assert code == 3 and "0 ok, 4 failed, 6 already done" in err
 
 

@@ -28,24 +28,24 @@ def _files(out: Path) -> dict[str, bytes]:
 def test_a_second_collection_into_the_same_out_is_refused_before_any_work(cli, collections, tmp_path):
     out = tmp_path / "X"
     a, b = collections / "A", collections / "B"
-    assert cli("batch", "mel", a, "--out", out, "-j", "1")[0] == 0
+    assert cli("batch", "mel", "--store", "files", a, "--out", out, "-j", "1")[0] == 0
     before = _files(out)
     expected = (
         f"error: {b / 's' / '001.wav'}: id 's/001' already belongs to {a / 's' / '001.wav'} in {out / 'manifest.jsonl'}; "
         "use another --out or --root\n"
     )
     for force in ([], ["--force"]):  # --force recomputes the same sources; it never hands an id to another
-        code, stdout, err = cli("batch", "mel", b, "--out", out, "-j", "1", "--json", *force)
+        code, stdout, err = cli("batch", "mel", "--store", "files", b, "--out", out, "-j", "1", "--json", *force)
         assert (code, stdout, err) == (2, "", expected)
         assert _files(out) == before  # A's features, the manifest: not a byte changed; no s/003 either
     # The same source resumes, and --force recomputes it.
-    code, _, err = cli("batch", "mel", a, "--out", out, "-j", "1")
+    code, _, err = cli("batch", "mel", "--store", "files", a, "--out", out, "-j", "1")
     assert code == 0 and "0 ok, 0 failed, 2 already done" in err
-    code, _, err = cli("batch", "mel", a, "--out", out, "-j", "1", "--force")
+    code, _, err = cli("batch", "mel", "--store", "files", a, "--out", out, "-j", "1", "--force")
     assert code == 0 and "2 ok, 0 failed, 0 already done" in err
     assert {r["path"] for r in manifest_lines(out) if r["id"] == "s/001"} == {str(a / "s" / "001.wav")}
     # With --root, the two collections have their own ids side by side.
-    code, _, err = cli("batch", "mel", b, "--out", out, "-j", "1", "--root", collections)
+    code, _, err = cli("batch", "mel", "--store", "files", b, "--out", out, "-j", "1", "--root", collections)
     assert code == 0 and "2 ok, 0 failed, 0 already done" in err
     assert (out / "B" / "s" / "001.mel.npy").exists() and _files(out)["s/001.mel.npy"] == before["s/001.mel.npy"]
 

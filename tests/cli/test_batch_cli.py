@@ -63,16 +63,16 @@ def test_help_lists_the_commands(cli):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["batch", "mel", "--out", "o"], "no input"),
-        (["batch", "mel", "{clip}", "--out", "o", "--win", "abc"], "--win"),
+        (["batch", "mel", "--store", "files", "--out", "o"], "no input"),
+        (["batch", "mel", "--store", "files", "{clip}", "--out", "o", "--win", "abc"], "--win"),
         (["batch", "resample", "{clip}", "--out", "o"], "--to"),
         (["batch", "resample", "{clip}", "--to", "5", "--out", "o"], "--to"),
         (["batch", "quantize", "{clip}", "--bits", "99", "--out", "o"], "--bits"),
         (["batch", "resample", "{clip}", "--to", "8k", "--out", "o", "--png"], "No such option"),
-        (["batch", "mel", "{clip}", "--out", "o", "--jobs", "0"], "--jobs"),
-        (["batch", "mel", "{clip}", "--out", "o", "--scale", "loud"], "--scale"),
+        (["batch", "mel", "--store", "files", "{clip}", "--out", "o", "--jobs", "0"], "--jobs"),
+        (["batch", "mel", "--store", "files", "{clip}", "--out", "o", "--scale", "loud"], "--scale"),
         (["batch", "nope", "{clip}", "--out", "o"], "No such command"),
-        (["batch", "mel", "{clip}"], "--out"),
+        (["batch", "mel", "--store", "files", "{clip}"], "--out"),
     ],
 )
 def test_usage_errors_exit_2_before_any_work(cli, clip, tmp_path, args, message):

@@ -427,11 +427,13 @@ def test_batch_mfcc(cli, tmp_path):
     src.mkdir()
     write(src / "a.wav", x)
     write(src / "b.wav", x[:16000])
-    code, out, err = cli("batch", "mfcc", src, "--out", tmp_path / "out", "--compat", "kaldi", "--deltas", "1", "-j", "1")
+    code, out, err = cli(
+        "batch", "mfcc", "--store", "files", src, "--out", tmp_path / "out", "--compat", "kaldi", "--deltas", "1", "-j", "1"
+    )
     assert code == 0, err
     a = np.load(tmp_path / "out" / "a.mfcc.npy")
     single, _ = run_npy(cli, x, 16000, tmp_path, "mfcc", "--compat", "kaldi", "--deltas", "1")
     np.testing.assert_array_equal(a, single)
     assert np.load(tmp_path / "out" / "b.mfcc.npy").shape == (26, 98)
-    code, _, err = cli("batch", "mfcc", src, "--out", tmp_path / "bad", "--cmvn", "global")
+    code, _, err = cli("batch", "mfcc", "--store", "files", src, "--out", tmp_path / "bad", "--cmvn", "global")
     assert code == 2 and "--cmvn" in err

@@ -93,19 +93,21 @@ def test_batch_channel_equals_the_single_file_command_and_enters_the_fingerprint
     single = tmp_path / "single.npy"
     assert cli("mfcc", multi, "--channel", "3", "--npy", single)[0] == 0
     out = tmp_path / "out"
-    code, _, err = cli("batch", "mfcc", multi, "--out", out, "--channel", "3", "-j", "1", "-q")
+    code, _, err = cli("batch", "mfcc", "--store", "files", multi, "--out", out, "--channel", "3", "-j", "1", "-q")
     assert code == 0, err
     assert (out / "six.mfcc.npy").read_bytes() == single.read_bytes()
     # another channel is another job: not "already done", recomputed and recorded under another fingerprint
-    code, _, err = cli("batch", "mfcc", multi, "--out", out, "--channel", "2", "-j", "1", "--json")
+    code, _, err = cli("batch", "mfcc", "--store", "files", multi, "--out", out, "--channel", "2", "-j", "1", "--json")
     assert code == 0, err
     lines = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
     assert len(lines) == 2 and lines[0]["fingerprint"] != lines[1]["fingerprint"]
     assert sidecar(out / "six.mfcc.npy")["channel"] == 2
     # refused before any input is read
-    code, _, err = cli("batch", "mel", multi, "--out", tmp_path / "mixed", "--channel", "1", "--mix", "-j", "1")
+    code, _, err = cli(
+        "batch", "mel", "--store", "files", multi, "--out", tmp_path / "mixed", "--channel", "1", "--mix", "-j", "1"
+    )
     assert code == 2 and "--channel and --mix exclude each other" in err
-    code, _, err = cli("batch", "mel", multi, "--out", tmp_path / "far", "--channel", "9", "-j", "1", "-q")
+    code, _, err = cli("batch", "mel", "--store", "files", multi, "--out", tmp_path / "far", "--channel", "9", "-j", "1", "-q")
     assert code == 3
     (record,) = [json.loads(line) for line in (tmp_path / "far" / "manifest.jsonl").read_text().splitlines()]
     assert record["status"] == "failed" and "--channel 9: the input has 6 channel(s) (0..5)" in record["error"]

@@ -309,7 +309,7 @@ def test_batch_mel_defaults_are_absolute_db(cli, voice, tmp_path):
     x = samples(voice)
     write(corpus / "full.wav", x)
     write(corpus / "half.wav", 0.5 * x)
-    code, _, err = cli("batch", "mel", corpus, "--out", tmp_path / "out", "-j", "1", "-q")
+    code, _, err = cli("batch", "mel", "--store", "files", corpus, "--out", tmp_path / "out", "-j", "1", "-q")
     assert code == 0, err
     full = np.load(tmp_path / "out" / "full.mel.npy").astype(np.float64)
     half = np.load(tmp_path / "out" / "half.mel.npy").astype(np.float64)

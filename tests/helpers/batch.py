@@ -25,6 +25,16 @@ OPTIONS = {
 }
 
 
+#: Per command: options only the batch takes -- the feature jobs keep the single-file outputs (``--store files``),
+#: which these tests compare byte for byte with the single-file commands' (the stores: tests/batch/test_stores.py).
+BATCH_OPTIONS = {"mel": ["--store", "files"], "spectrogram": ["--store", "files"], "mfcc": ["--store", "files"]}
+
+
+def batch_options(command: str) -> list[str]:
+    """The options of ``audiokit batch command`` in these tests: ``OPTIONS[command]`` + ``BATCH_OPTIONS[command]``."""
+    return [*OPTIONS.get(command, []), *BATCH_OPTIONS.get(command, [])]
+
+
 def reference_outputs(cli, command: str, corpus: Path, ref: Path) -> dict[str, object]:
     """Run the single-file ``command`` on every audio file of ``corpus``; return ``{relative output: bytes or dict}``.
 

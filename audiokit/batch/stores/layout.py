@@ -1,0 +1,88 @@
+"""Where a store puts things: file names per store, the container writer of a shard, utterance keys.
+
+Names (relative to ``--out``):
+
+* ``npy``: ``feats/<hh>/<key>.npy`` -- ``hh`` the first two hex digits of SHA-1 of the key, so 256 folders share
+  the files (a million utterances: ~3 900 per folder, whatever the input tree);
+* ``shards``: ``features.NNNNNN.tar`` and its Lhotse Shar cuts ``cuts.NNNNNN.jsonl.gz`` (6 digits from 0, as Lhotse
+  names shards);
+* ``kaldi``: ``feats.J.ark`` (``J`` from 1, Kaldi's ``JOB`` numbering);
+* ``parquet``: ``feats.NNNNNN.parquet``.
+
+Keys: :func:`audiokit.io.tar_shard.shard_key` of the id, in every store (WebDataset's rule: no ``.``; reversible,
+the id itself is kept in the index).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from ...io.members import ContainerWriter
+
+__all__ = ["member_path", "shard_file", "cuts_file", "open_container", "key_of"]
+
+
+def key_of(item_id: str) -> str:
+    """The key an utterance has in every store (:func:`audiokit.io.tar_shard.shard_key`)."""
+    from ...io.tar_shard import shard_key
+
+    return shard_key(item_id)
+
+
+def member_path(key: str) -> str:
+    """``feats/<hh>/<key>.npy``: the ``npy`` store's file of one utterance (POSIX, relative to ``--out``)."""
+    bucket = hashlib.sha1(key.encode("utf-8")).hexdigest()[:2]
+    return f"feats/{bucket}/{key}.npy"
+
+
+def shard_file(kind: str, number: int) -> str:
+    """The container file of shard ``number`` (from 0) of a sharded store."""
+    if kind == "shards":
+        return f"features.{number:06d}.tar"
+    if kind == "kaldi":
+        return f"feats.{number + 1}.ark"
+    if kind == "parquet":
+        return f"feats.{number:06d}.parquet"
+    raise ValueError(f"not a sharded store: {kind!r}")
+
+
+def shard_number(kind: str, name: str) -> int | None:
+    """The shard number of a container file name of store ``kind`` (None: not one)."""
+    stem, dot, ext = name.rpartition(".")
+    head, _, digits = stem.rpartition(".")
+    expected = {"shards": ("features", "tar"), "kaldi": ("feats", "ark"), "parquet": ("feats", "parquet")}[kind]
+    if (head, ext) != expected or not digits.isdigit() or not dot:
+        return None
+    return int(digits) - 1 if kind == "kaldi" else int(digits)
+
+
+def cuts_file(number: int) -> str:
+    """The Lhotse Shar cuts of shard ``number``: ``cuts.NNNNNN.jsonl.gz``."""
+    return f"cuts.{number:06d}.jsonl.gz"
+
+
+def open_container(kind: str, path: str, *, dtype: str, compress: bool, n_feats: int) -> ContainerWriter:
+    """The container writer of a shard file (``npy``: the one-member ``.npy`` of an utterance)."""
+    if kind == "npy":
+        from ...io.npy import TimeMajorNpy
+
+        return TimeMajorNpy(path, dtype=dtype)
+    if kind == "shards":
+        from ...io.tar_shard import TarShardWriter
+
+        return TarShardWriter(path, dtype=dtype)
+    if kind == "kaldi":
+        from ...io.ark import ArkWriter
+
+        return ArkWriter(path, dtype=dtype, compress=compress)
+    if kind == "parquet":
+        from ...io.parquet import ParquetWriter
+
+        return ParquetWriter(path, dtype=dtype, n_feats=n_feats)
+    raise ValueError(f"unknown store {kind!r}")
+
+
+def absolute(out_dir: str, name: str) -> str:
+    """``name`` (POSIX, relative) under ``out_dir``."""
+    return os.path.join(out_dir, *name.split("/"))

@@ -1,0 +1,220 @@
+"""The client's side of a store run: take the store, plan the tasks, keep what workers return, write the indexes.
+
+:class:`StoreSession` is created by :func:`audiokit.batch.runner.run_batch` once the folder is locked:
+
+* :meth:`StoreSession.prepare` reads ``store.json``: a store of another kind, other options (fingerprint) or
+  another ``--shard-size`` is refused (exit 2) unless ``--force``, which empties the store first (only the files a
+  store writes are removed); it fixes the store's rate (``store.json``, ``--sr``, or the first input's header) and
+  its geometry, writes ``store.json`` and returns the tasks (:mod:`.plan`) and the inputs already done;
+* :meth:`StoreSession.take` keeps, before a record's manifest line is written, its statistics (the journal) and
+  the first sidecar (the store's ``plan``);
+* :meth:`StoreSession.finish` rebuilds ``index.sqlite`` and the views from the manifest and rewrites ``store.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from typing import Any
+
+from ...errors import ParameterError
+from ..inputs import InputItem
+from ..manifest import MANIFEST, is_done, latest_records, record_key
+from .description import DESCRIPTION, describe, read_description, store_plan, write_description
+from .index import INDEX, JOURNAL, StatsJournal, build_index, corpus_stats
+from .layout import key_of, member_path, shard_number
+from .plan import PLAN, array_bytes, shard_plan
+from .views import view_files, write_views
+from .work import StoreTask
+
+__all__ = ["StoreSession"]
+
+
+class StoreSession:
+    """One run's store (see the module docstring)."""
+
+    def __init__(self, job: Any, out_dir: str) -> None:
+        self.job, self.out_dir, self.store = job, out_dir, job.store
+        self.fingerprint = job.fingerprint()
+        self.description: dict[str, Any] = {}
+        self.facts: dict[str, Any] = {}
+        self._journal: StatsJournal | None = None
+
+    # ------------------------------------------------------------------ before the run
+    def prepare(
+        self, items: list[InputItem], latest: dict[tuple[str, str, str], dict[str, Any]], *, force: bool, chunk: int
+    ) -> tuple[list[StoreTask], list[InputItem]]:
+        """Take the store; return ``(tasks, inputs already done)``.  ``latest``: the manifest's last records."""
+        previous = read_description(self.out_dir)
+        if previous is not None:
+            self._check_same(previous, force)
+            if force:
+                self.clear(previous)
+                previous = None
+                latest = {}
+        sr = previous["sr"] if previous and previous.get("sr") else (self.store.sr or self._first_rate(items))
+        from ...pipelines.timefreq import frame_geometry
+
+        geometry = frame_geometry(self.job.options, sr or 16000)
+        plan = previous.get("plan") if previous else None
+        self.description = describe(
+            self.job, self.fingerprint, sr=sr, n_feats=geometry.n_feats, hop_length=geometry.hop_length, plan=plan
+        )
+        write_description(self.out_dir, self.description)
+        self.facts = self._facts(geometry.frame_shift, geometry.n_feats)
+        self._journal = StatsJournal(os.path.join(self.out_dir, JOURNAL), geometry.n_feats)
+
+        def task(members: list[InputItem], shard: int | None) -> StoreTask:
+            return StoreTask(tuple(members), shard, geometry.n_feats, sr or 0, self.facts)
+
+        if not self.store.sharded:
+            todo: list[InputItem] = []
+            done: list[InputItem] = []
+            for item in items:
+                record = latest.get(record_key(item.id, item.path, item.segment))
+                size, mtime = _state(item.path)
+                ok = item.problem is None and is_done(
+                    record, fingerprint=self.fingerprint, size=size, mtime_ns=mtime, out_dir=self.out_dir
+                )
+                (done if ok else todo).append(item)
+            return [task(todo[i : i + chunk], None) for i in range(0, len(todo), chunk)], done
+        itemsize = 2 if self.store.dtype == "float16" else 4
+
+        def estimate(item: InputItem) -> int:
+            return array_bytes(self._samples(item), geometry.hop_length, geometry.n_feats, itemsize)
+
+        shards, done = shard_plan(
+            items,
+            latest,
+            kind=self.store.kind,
+            fingerprint=self.fingerprint,
+            out_dir=self.out_dir,
+            shard_size=self.store.shard_size,
+            estimate=estimate,
+        )
+        return [task(members, number) for number, members in shards], done
+
+    def _check_same(self, previous: dict[str, Any], force: bool) -> None:
+        here = self.out_dir
+        if previous.get("store") != self.store.kind:
+            raise ParameterError(
+                f"{here} holds a --store {previous.get('store')} store; this run asks --store {self.store.kind} (give "
+                "another --out)"
+            )
+        if force:
+            return
+        if previous.get("fingerprint") != self.fingerprint:
+            raise ParameterError(
+                f"the store in {here} was made with other options or another audiokit numbers version (fingerprint "
+                f"{previous.get('fingerprint')}, this run {self.fingerprint}): give another --out, or --force to rebuild it"
+            )
+        if self.store.sharded and previous.get("shard_size") != self.store.shard_size:
+            raise ParameterError(
+                f"the store in {here} was packed with --shard-size {previous.get('shard_size')}; this run asks "
+                f"{self.store.shard_size} (give the same, or --force to rebuild it)"
+            )
+
+    def clear(self, previous: dict[str, Any]) -> None:
+        """``--force``: remove every file the store wrote (arrays, shards, indexes, journal, plan, manifest)."""
+        kind = str(previous.get("store"))
+        names = [MANIFEST, INDEX, JOURNAL, PLAN, DESCRIPTION, *view_files(kind)]
+        for entry in os.scandir(self.out_dir):
+            if kind in ("shards", "kaldi", "parquet") and entry.is_file() and shard_number(kind, entry.name) is not None:
+                names.append(entry.name)
+            if kind == "shards" and entry.name.startswith("cuts.") and entry.name.endswith(".jsonl.gz"):
+                names.append(entry.name)
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(self.out_dir, name))
+        if kind == "npy":
+            shutil.rmtree(os.path.join(self.out_dir, "feats"), ignore_errors=True)
+
+    def _first_rate(self, items: list[InputItem]) -> int | None:
+        """The rate of the first input (by id) whose header opens."""
+        from ..jobs import input_options
+
+        for item in sorted(items, key=lambda i: i.id):
+            if item.problem is None:
+                with contextlib.suppress(Exception):
+                    with input_options(self.job, item).open(item.path) as source:
+                        return int(source.sr)
+        return None
+
+    def _samples(self, item: InputItem) -> int:
+        """Samples per channel of ``item`` at the store's rate, from its header (0 when it does not open)."""
+        from ..jobs import input_options
+
+        if item.problem is not None:
+            return 0
+        try:
+            with input_options(self.job, item).open(item.path) as source:
+                return int(source.n_samples)
+        except Exception:  # noqa: BLE001 - the task fails it with its reason; it costs nothing here
+            return 0
+
+    def _facts(self, frame_shift: float, n_feats: int) -> dict[str, Any]:
+        from ...pipelines.timefreq import FeatureOptions
+
+        parsed = FeatureOptions.of(self.job.options).check()
+        o = parsed.options
+        if o.is_kaldi:
+            feature_type = "kaldi-fbank" if o.kind == "mel" else "kaldi-mfcc"
+        else:
+            feature_type = f"audiokit-{self.job.command}"
+        channel = "mix" if parsed.tf.mix else parsed.tf.channel
+        return {
+            "frame_shift": frame_shift,
+            "n_feats": n_feats,
+            "dtype": self.store.dtype,
+            "feature_type": feature_type,
+            "channel": channel,
+        }
+
+    def folders(self, tasks: list[StoreTask]) -> set[str]:
+        """The folders the tasks write in (where a killed run's temp files may lie)."""
+        if self.store.sharded:
+            return {self.out_dir}
+        return {os.path.dirname(os.path.join(self.out_dir, *member_path(key_of(i.id)).split("/"))) for t in tasks for i in t}
+
+    # ------------------------------------------------------------------ during the run
+    def take(self, record: dict[str, Any]) -> None:
+        """Keep a record's statistics and the store's plan; remove them from the record (not manifest fields)."""
+        stats, plan = record.pop("stats", None), record.pop("plan", None)
+        if record.get("status") != "ok":
+            return
+        if stats is not None and self._journal is not None:
+            self._journal.append(record["key"], *stats)
+        if plan is not None and self.description.get("plan") is None:
+            self.description["plan"] = store_plan(plan)
+            write_description(self.out_dir, self.description)
+
+    # ------------------------------------------------------------------ after the run
+    def finish(self) -> None:
+        """Rebuild ``index.sqlite`` and the views from the manifest; close the journal."""
+        if self._journal is not None:
+            self._journal.close()
+        ok: list[dict[str, Any]] = []
+        failed: list[dict[str, Any]] = []
+        for record in latest_records(os.path.join(self.out_dir, MANIFEST)).values():
+            if record.get("fingerprint") != self.fingerprint or record.get("command") != self.job.command:
+                continue
+            (ok if record.get("status") == "ok" else failed).append(record)
+        ok_ids = {r["id"] for r in ok}
+        failed = [r for r in failed if r["id"] not in ok_ids]
+        n_feats = int(self.description["n_feats"])
+        stats = corpus_stats(os.path.join(self.out_dir, JOURNAL), [r["key"] for r in ok], n_feats)
+        self.description["utterances"] = len(ok)
+        self.description["failed"] = len(failed)
+        self.description["frames"] = int(stats[0])
+        build_index(os.path.join(self.out_dir, INDEX), self.description, ok, failed)
+        write_views(self.store.kind, self.out_dir, self.description, ok, stats, self.facts)
+        write_description(self.out_dir, self.description)
+
+
+def _state(path: str) -> tuple[int | None, int | None]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None, None
+    return st.st_size, st.st_mtime_ns

@@ -1,0 +1,212 @@
+"""A worker's task in a store run: its utterances into members of one container, committed together.
+
+A :class:`StoreTask` is a few inputs of the ``npy`` store (each its own ``.npy``), or the inputs of one shard of a
+sharded store (one container file).  :func:`run_store_task` runs the job of every input into a member
+(:data:`audiokit.pipelines.registry.RunMember`), commits the container, writes a shard's Lhotse cuts after it, and
+only then returns the records (so the manifest never lists bytes that are not on disk).  Each record carries, for
+the client only, the utterance's statistics (``stats``: frame count, per-dimension sums and sums of squares, float64)
+and, for the first utterance of the task, the sidecar the single-file ``.npy`` would have had (``plan``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...errors import InputError
+from ..inputs import InputItem
+from .layout import absolute, cuts_file, key_of, member_path, open_container, shard_file
+
+__all__ = ["FLOAT16_MAX", "StoreTask", "lhotse_record", "run_store_task"]
+
+#: Largest finite float16 value: stored values beyond it are refused (``--dtype float16``).
+FLOAT16_MAX = 65504.0
+
+
+@dataclass(frozen=True)
+class StoreTask:
+    """One task: ``items`` (in order), the shard they fill (None: the ``npy`` store), the store's facts.
+
+    Attributes
+    ----------
+    items : tuple of InputItem
+    shard : int or None
+        Shard number of a sharded store.
+    n_feats : int
+        Values per frame of every array.
+    sr : int
+        The store's sample rate: an input at another rate fails (unless ``--sr`` resamples it).
+    facts : dict
+        Store-level facts for the Lhotse manifests (``frame_shift``, ``n_feats``, ``dtype``, ``feature_type``).
+    """
+
+    items: tuple[InputItem, ...]
+    shard: int | None
+    n_feats: int
+    sr: int
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[InputItem]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+class _Tap:
+    """The member sink a job writes to, summing the statistics (and checking float16's range) on the way."""
+
+    def __init__(self, sink: Any, n_feats: int, float16: bool, path: str) -> None:
+        self.sink, self.float16, self.path = sink, float16, path
+        self.count = 0
+        self.sums = np.zeros(n_feats)
+        self.squares = np.zeros(n_feats)
+
+    def write(self, frames: np.ndarray) -> None:
+        if self.float16 and frames.size:
+            peak = float(np.abs(frames).max())
+            if peak > FLOAT16_MAX:
+                raise InputError(
+                    f"values up to {peak:.6g} exceed float16's range ({FLOAT16_MAX:g}): use --dtype float32", self.path
+                )
+        wide = frames.astype(np.float64)
+        self.count += wide.shape[0]
+        self.sums += wide.sum(axis=0)
+        self.squares += np.einsum("ij,ij->j", wide, wide)
+        self.sink.write(frames)
+
+
+def _utterance(job: Any, item: InputItem, key: str, task: StoreTask, container: Any, extra: dict[str, Any]) -> dict[str, Any]:
+    """Run one input into ``container``; its record (a failed record when it fails: the member is dropped)."""
+    from ..jobs import attempt
+
+    store, spec = job.store, job.spec
+
+    def call(inputs: Any) -> tuple[Any, dict[str, Any]]:
+        speaker = store.speaker_of(item.id, item.path)
+        taps: list[_Tap] = []
+
+        def open_member(n_frames: int, n_feats: int) -> _Tap:
+            taps.append(_Tap(container.begin(key, n_frames, n_feats), n_feats, store.dtype == "float16", item.path))
+            return taps[0]
+
+        try:
+            result = spec.run_member(item.path, job.options, inputs, open_member)
+            if result.source.sr != task.sr:
+                raise InputError(
+                    f"{result.source.sr} Hz, but the store holds {task.sr} Hz features (give --sr {task.sr} to resample on read)",
+                    item.path,
+                )
+            n_frames = int(result.shape[-1])
+            record = {
+                "id": item.id,
+                "key": key,
+                "source": item.path,
+                "start": item.start,
+                "duration": result.source.duration,
+                "sr": result.source.sr,
+                "n_frames": n_frames,
+                "speaker": speaker,
+                "channels": result.source.channels,
+            }
+            location = container.end(_member_meta(store.kind, record, task.facts))
+        except BaseException:
+            if taps:
+                container.drop()
+            raise
+        tap = taps[0]
+        fields = {
+            "key": key,
+            "speaker": speaker,
+            "location": location,
+            "shape": [n_frames, task.n_feats],
+            "stats": (tap.count, tap.sums, tap.squares),
+            "plan": result.sidecar,
+            **extra,
+        }
+        return result, fields
+
+    return attempt(job, item, call)
+
+
+def _member_meta(kind: str, record: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+    """What a container stores beside the array: Lhotse's Features manifest in a tar shard, the row's columns in
+    Parquet, nothing elsewhere."""
+    if kind == "shards":
+        from .lhotse import shar_member
+
+        return shar_member(record, facts)
+    return record
+
+
+def run_store_task(job: Any, task: StoreTask, out_dir: str) -> list[dict[str, Any]]:
+    """Run one task (see the module docstring); one record per input, after its container is committed."""
+    from .. import tasks
+
+    for name, value in tasks.THREAD_VARS.items():
+        os.environ.setdefault(name, value)
+    if task.shard is None:
+        return [_npy_utterance(job, item, task, out_dir) for item in task.items]
+    return _shard(job, task, out_dir)
+
+
+def _npy_utterance(job: Any, item: InputItem, task: StoreTask, out_dir: str) -> dict[str, Any]:
+    key = key_of(item.id)
+    name = member_path(key)
+    path = absolute(out_dir, name)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open_container("npy", path, dtype=job.store.dtype, compress=False, n_feats=task.n_feats) as container:
+        record = _utterance(job, item, key, task, container, {"outputs": {"npy": name}})
+    return record
+
+
+class _Empty(Exception):
+    """Every input of a shard failed: no container file is written."""
+
+
+def _shard(job: Any, task: StoreTask, out_dir: str) -> list[dict[str, Any]]:
+    store = job.store
+    assert task.shard is not None
+    name = shard_file(store.kind, task.shard)
+    records: list[dict[str, Any]] = []
+    try:
+        with open_container(
+            store.kind, absolute(out_dir, name), dtype=store.dtype, compress=store.compress, n_feats=task.n_feats
+        ) as c:
+            for item in task.items:
+                records.append(_utterance(job, item, key_of(item.id), task, c, {"outputs": {"shard": name}}))
+            if not any(r.get("status") == "ok" for r in records):
+                raise _Empty
+    except _Empty:
+        pass
+    for record in records:
+        record["shard"] = task.shard
+        if record.get("status") != "ok":
+            record["outputs"] = {}
+    ok = [r for r in records if r.get("status") == "ok"]
+    if store.kind == "shards" and ok:
+        from .lhotse import shar_cut, write_jsonl_gz
+
+        write_jsonl_gz(absolute(out_dir, cuts_file(task.shard)), [shar_cut(lhotse_record(r), task.facts) for r in ok])
+    return records
+
+
+def lhotse_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The per-utterance record the Lhotse manifests read (:mod:`.lhotse`) from a manifest record."""
+    segment = record.get("segment") or {}
+    return {
+        "id": record["id"],
+        "key": record["key"],
+        "source": record["path"],
+        "start": segment.get("start"),
+        "duration": record["duration"],
+        "sr": record["sr"],
+        "n_frames": record["shape"][0],
+        "speaker": record.get("speaker"),
+        "channels": record.get("channels"),
+    }
