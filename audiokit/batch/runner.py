@@ -80,8 +80,9 @@ RECORD_KEYS = (
     "seconds",
 )
 #: Keys a store run adds: the utterance's key in the store, its speaker, its shard (sharded stores) and where its
-#: array sits in its file (``offset``/``nbytes``, ``row``).
-STORE_KEYS = ("key", "speaker", "shard", "location")
+#: array sits in its file (``offset``/``nbytes``, ``row``); for a segment or a resampled input, the file's own rate and
+#: length (the Lhotse manifests describe the recording with them).
+STORE_KEYS = ("key", "speaker", "shard", "location", "file_sr", "file_samples")
 
 
 def default_jobs() -> int:

@@ -179,14 +179,15 @@ class TimeMajorNpy:
         self._ended = False
 
     def __enter__(self) -> Any:
+        # the temp file is made here, outside the job's own ``outputs_together`` block (which would defer the rename)
+        self._tmp = self._stack.enter_context(atomic_output(self.path, suffix=".npy"))
         return self
 
     def begin(self, key: str, n_frames: int, n_feats: int) -> TimeMajorNpy:
         """Start the file's one member (``key`` names it in errors only)."""
         self._key, self._rows, self._feats = key, int(n_frames), int(n_feats)
-        tmp = self._stack.enter_context(atomic_output(self.path, suffix=".npy"))
         try:
-            self._fh = open(tmp, "wb")
+            self._fh = open(self._tmp, "wb")
             header = {
                 "descr": np.lib.format.dtype_to_descr(self.dtype),
                 "fortran_order": False,
@@ -217,9 +218,8 @@ class TimeMajorNpy:
         return {"nbytes": self._rows * self._feats * self.dtype.itemsize}
 
     def drop(self) -> None:
-        """Forget the member: nothing is written."""
+        """Forget the member: the file will not be written."""
         self._ended = False
-        self._close(OutputError("dropped", self.path))
 
     def _close(self, failure: BaseException | None) -> None:
         if self._fh is not None:
@@ -237,6 +237,6 @@ class TimeMajorNpy:
         exc_type, exc = exc_info[0], exc_info[1]
         if exc_type is None and self._ended:
             self._close(None)
-        elif self._fh is not None:
+        else:
             self._close(exc if exc is not None else OutputError("not ended", self.path))
         return False

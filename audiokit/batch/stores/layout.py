@@ -4,8 +4,8 @@ Names (relative to ``--out``):
 
 * ``npy``: ``feats/<hh>/<key>.npy`` -- ``hh`` the first two hex digits of SHA-1 of the key, so 256 folders share
   the files (a million utterances: ~3 900 per folder, whatever the input tree);
-* ``shards``: ``features.NNNNNN.tar`` and its Lhotse Shar cuts ``cuts.NNNNNN.jsonl.gz`` (6 digits from 0, as Lhotse
-  names shards);
+* ``shards``: ``shar/features.NNNNNN.tar`` and its Lhotse Shar cuts ``shar/cuts.NNNNNN.jsonl.gz`` (6 digits from 0,
+  as Lhotse names shards; the folder holds nothing else, so ``CutSet.from_shar(in_dir=...)`` reads it);
 * ``kaldi``: ``feats.J.ark`` (``J`` from 1, Kaldi's ``JOB`` numbering);
 * ``parquet``: ``feats.NNNNNN.parquet``.
 
@@ -21,6 +21,11 @@ import os
 from ...io.members import ContainerWriter
 
 __all__ = ["member_path", "shard_file", "cuts_file", "open_container", "key_of"]
+
+
+#: The folder of the ``shards`` store's tar shards and their cuts: only they, so that Lhotse's
+#: ``CutSet.from_shar(in_dir=DIR/shar)`` takes every file there as a field.
+SHAR = "shar"
 
 
 def key_of(item_id: str) -> str:
@@ -39,7 +44,7 @@ def member_path(key: str) -> str:
 def shard_file(kind: str, number: int) -> str:
     """The container file of shard ``number`` (from 0) of a sharded store."""
     if kind == "shards":
-        return f"features.{number:06d}.tar"
+        return f"{SHAR}/features.{number:06d}.tar"
     if kind == "kaldi":
         return f"feats.{number + 1}.ark"
     if kind == "parquet":
@@ -49,6 +54,7 @@ def shard_file(kind: str, number: int) -> str:
 
 def shard_number(kind: str, name: str) -> int | None:
     """The shard number of a container file name of store ``kind`` (None: not one)."""
+    name = name.rpartition("/")[2]
     stem, dot, ext = name.rpartition(".")
     head, _, digits = stem.rpartition(".")
     expected = {"shards": ("features", "tar"), "kaldi": ("feats", "ark"), "parquet": ("feats", "parquet")}[kind]
@@ -58,8 +64,8 @@ def shard_number(kind: str, name: str) -> int | None:
 
 
 def cuts_file(number: int) -> str:
-    """The Lhotse Shar cuts of shard ``number``: ``cuts.NNNNNN.jsonl.gz``."""
-    return f"cuts.{number:06d}.jsonl.gz"
+    """The Lhotse Shar cuts of shard ``number``: ``shar/cuts.NNNNNN.jsonl.gz``."""
+    return f"{SHAR}/cuts.{number:06d}.jsonl.gz"
 
 
 def open_container(kind: str, path: str, *, dtype: str, compress: bool, n_feats: int) -> ContainerWriter:

@@ -23,7 +23,7 @@ from ..inputs import InputItem
 from ..manifest import MANIFEST, is_done, latest_records, record_key
 from .description import DESCRIPTION, describe, read_description, store_plan, write_description
 from .index import INDEX, JOURNAL, StatsJournal, build_index, corpus_stats
-from .layout import key_of, member_path, shard_number
+from .layout import SHAR, key_of, member_path, shard_number
 from .plan import PLAN, array_bytes, shard_plan
 from .views import view_files, write_views
 from .work import StoreTask
@@ -120,15 +120,14 @@ class StoreSession:
         kind = str(previous.get("store"))
         names = [MANIFEST, INDEX, JOURNAL, PLAN, DESCRIPTION, *view_files(kind)]
         for entry in os.scandir(self.out_dir):
-            if kind in ("shards", "kaldi", "parquet") and entry.is_file() and shard_number(kind, entry.name) is not None:
-                names.append(entry.name)
-            if kind == "shards" and entry.name.startswith("cuts.") and entry.name.endswith(".jsonl.gz"):
+            if kind in ("kaldi", "parquet") and entry.is_file() and shard_number(kind, entry.name) is not None:
                 names.append(entry.name)
         for name in names:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(self.out_dir, name))
-        if kind == "npy":
-            shutil.rmtree(os.path.join(self.out_dir, "feats"), ignore_errors=True)
+        folder = {"npy": "feats", "shards": SHAR}.get(kind)
+        if folder is not None:
+            shutil.rmtree(os.path.join(self.out_dir, folder), ignore_errors=True)
 
     def _first_rate(self, items: list[InputItem]) -> int | None:
         """The rate of the first input (by id) whose header opens."""
@@ -174,7 +173,7 @@ class StoreSession:
     def folders(self, tasks: list[StoreTask]) -> set[str]:
         """The folders the tasks write in (where a killed run's temp files may lie)."""
         if self.store.sharded:
-            return {self.out_dir}
+            return {self.out_dir, os.path.join(self.out_dir, SHAR)}
         return {os.path.dirname(os.path.join(self.out_dir, *member_path(key_of(i.id)).split("/"))) for t in tasks for i in t}
 
     # ------------------------------------------------------------------ during the run

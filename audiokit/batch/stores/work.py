@@ -103,6 +103,7 @@ def _utterance(job: Any, item: InputItem, key: str, task: StoreTask, container: 
                     item.path,
                 )
             n_frames = int(result.shape[-1])
+            file_sr, file_samples = _file_facts(item, job.store.sr)
             record = {
                 "id": item.id,
                 "key": key,
@@ -113,6 +114,8 @@ def _utterance(job: Any, item: InputItem, key: str, task: StoreTask, container: 
                 "n_frames": n_frames,
                 "speaker": speaker,
                 "channels": result.source.channels,
+                "source_sr": file_sr,
+                "source_n_samples": file_samples,
             }
             location = container.end(_member_meta(store.kind, record, task.facts))
         except BaseException:
@@ -123,6 +126,8 @@ def _utterance(job: Any, item: InputItem, key: str, task: StoreTask, container: 
         fields = {
             "key": key,
             "speaker": speaker,
+            "file_sr": file_sr,
+            "file_samples": file_samples,
             "location": location,
             "shape": [n_frames, task.n_feats],
             "stats": (tap.count, tap.sums, tap.squares),
@@ -132,6 +137,17 @@ def _utterance(job: Any, item: InputItem, key: str, task: StoreTask, container: 
         return result, fields
 
     return attempt(job, item, call)
+
+
+def _file_facts(item: InputItem, resampled_to: int | None) -> tuple[int | None, int | None]:
+    """The input file's own rate and length (samples per channel) when the features are of a segment or resampled
+    (what the Lhotse manifests need to describe the recording); ``(None, None)`` otherwise."""
+    if item.segment is None and resampled_to is None:
+        return None, None
+    import soundfile as sf
+
+    info = sf.info(item.path)
+    return int(info.samplerate), int(info.frames)
 
 
 def _member_meta(kind: str, record: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
@@ -150,9 +166,16 @@ def run_store_task(job: Any, task: StoreTask, out_dir: str) -> list[dict[str, An
 
     for name, value in tasks.THREAD_VARS.items():
         os.environ.setdefault(name, value)
-    if task.shard is None:
-        return [_npy_utterance(job, item, task, out_dir) for item in task.items]
-    return _shard(job, task, out_dir)
+    records = (
+        [_npy_utterance(job, item, task, out_dir) for item in task.items] if task.shard is None else _shard(job, task, out_dir)
+    )
+    first = True
+    for record in records:  # the plan travels once per task (the client needs one)
+        if record.get("plan") is not None:
+            if not first:
+                record["plan"] = None
+            first = False
+    return records
 
 
 def _npy_utterance(job: Any, item: InputItem, task: StoreTask, out_dir: str) -> dict[str, Any]:
@@ -173,6 +196,7 @@ def _shard(job: Any, task: StoreTask, out_dir: str) -> list[dict[str, Any]]:
     store = job.store
     assert task.shard is not None
     name = shard_file(store.kind, task.shard)
+    Path(absolute(out_dir, name)).parent.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
     try:
         with open_container(
@@ -209,4 +233,6 @@ def lhotse_record(record: dict[str, Any]) -> dict[str, Any]:
         "n_frames": record["shape"][0],
         "speaker": record.get("speaker"),
         "channels": record.get("channels"),
+        **({"source_sr": record["file_sr"]} if record.get("file_sr") else {}),
+        **({"source_n_samples": record["file_samples"]} if record.get("file_samples") else {}),
     }
