@@ -7,10 +7,12 @@
 >>> x = feats["spk1/utt001"].array                    # doctest: +SKIP  (np.load(..., mmap_mode="r"))
 >>> feats["spk1/utt001"].metadata["hop_length"]       # doctest: +SKIP  (the JSON sidecar)
 
-The folder's ``manifest.jsonl`` is the index: the last record of each id
-counts; ids whose last record is ``ok`` are the corpus, the others are in
-:attr:`Corpus.failed` with their error.  Nothing is loaded before it is asked
-for.
+A corpus store (``--store npy|shards|kaldi|parquet``: a folder with a ``store.json``) opens as a
+:class:`~audiokit.batch.stores.reader.StoreCorpus`: ids from ``index.sqlite``, ``[id].array`` in ``(n_frames,
+n_feats)``, ``.batches(...)`` of padded arrays with a mask.  The single-file outputs of ``--store files`` (and of
+``resample``/``dehum``/``quantize``/``info``/``spectrum``) open as a :class:`Corpus`: the folder's
+``manifest.jsonl`` is the index, the last record of each id counts; ids whose last record is ``ok`` are the
+corpus, the others are in :attr:`Corpus.failed` with their error.  Nothing is loaded before it is asked for.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from typing import Any
 
 from ..errors import InputError
 from .manifest import MANIFEST, RESULTS, read_records
+from .stores.description import DESCRIPTION
+from .stores.reader import Batch, StoreCorpus, StoreEntry
 
-__all__ = ["open", "Corpus", "Entry"]
+__all__ = ["open", "Batch", "Corpus", "Entry", "StoreCorpus", "StoreEntry"]
 
 
 class Entry:
@@ -140,6 +144,8 @@ class Corpus:
         return f"Corpus({str(self.root)!r}, {len(self)} ok, {len(self.failed)} failed)"
 
 
-def open(path: str | os.PathLike) -> Corpus:  # noqa: A001 - audiokit.corpus.open reads like the builtin
-    """Open a batch output folder (one holding ``manifest.jsonl``)."""
+def open(path: str | os.PathLike) -> Corpus | StoreCorpus:  # noqa: A001 - audiokit.corpus.open reads like the builtin
+    """Open a batch output folder: a corpus store (``store.json``) or the single-file outputs (``manifest.jsonl``)."""
+    if (Path(path) / DESCRIPTION).is_file():
+        return StoreCorpus(path)
     return Corpus(path)

@@ -345,3 +345,12 @@ def write_text_table(path: str | os.PathLike, pairs: Iterable[tuple[str, TableVa
         table[key] = text
     ordered = sorted(table, key=lambda k: k.encode("utf-8"))
     write_text_atomic(path, "".join(f"{key} {table[key]}\n" for key in ordered))
+
+
+def load_kaldi_matrix(path: str | os.PathLike, offset: int) -> np.ndarray:
+    """The matrix (compressed or not) at byte ``offset`` of an ark, as ``feats.scp`` points at it (kaldiio decodes)."""
+    try:
+        import kaldiio
+    except ImportError as exc:
+        raise ParameterError(COMPRESS_HINT.replace("--compress", "reading Kaldi compressed matrices")) from exc
+    return np.asarray(kaldiio.load_mat(f"{os.fspath(path)}:{int(offset)}"))

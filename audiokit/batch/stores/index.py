@@ -29,7 +29,7 @@ import numpy as np
 from ...errors import OutputError
 from ...io.atomic import describe_os_error
 
-__all__ = ["INDEX", "JOURNAL", "StatsJournal", "build_index", "corpus_stats", "key_digest"]
+__all__ = ["COLUMNS", "INDEX", "JOURNAL", "StatsJournal", "build_index", "corpus_stats", "fill_index", "key_digest"]
 
 INDEX = "index.sqlite"
 JOURNAL = "stats.journal"
@@ -116,20 +116,7 @@ def build_index(path: str, description: dict[str, Any], ok: list[dict[str, Any]]
         try:
             db.execute("PRAGMA journal_mode=OFF")
             db.execute("PRAGMA synchronous=OFF")
-            db.execute("CREATE TABLE store (name TEXT PRIMARY KEY, value TEXT)")
-            db.executemany("INSERT INTO store VALUES (?, ?)", [(k, json.dumps(v)) for k, v in description.items()])
-            db.execute(f"CREATE TABLE utterances ({', '.join(f'{n} {t}' for n, t in _COLUMNS)})")
-            db.executemany(
-                f"INSERT INTO utterances VALUES ({', '.join('?' * len(_COLUMNS))})",
-                (_row(r, description) for r in sorted(ok, key=lambda r: r["id"])),
-            )
-            db.execute("CREATE INDEX utterances_by_length ON utterances (n_frames)")
-            db.execute("CREATE TABLE failures (id TEXT, source TEXT, error TEXT)")
-            db.executemany(
-                "INSERT INTO failures VALUES (?, ?, ?)",
-                ((r["id"], r.get("path"), r.get("error")) for r in sorted(failed, key=lambda r: r["id"])),
-            )
-            db.commit()
+            fill_index(db, description, ok, failed)
         finally:
             db.close()
         os.replace(tmp, path)
@@ -138,6 +125,30 @@ def build_index(path: str, description: dict[str, Any], ok: list[dict[str, Any]]
             os.unlink(tmp)
         reason = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
         raise OutputError(f"cannot write the store index: {reason}", path) from exc
+
+
+def fill_index(
+    db: sqlite3.Connection, description: dict[str, Any], ok: list[dict[str, Any]], failed: list[dict[str, Any]]
+) -> None:
+    """Create and fill the index tables in ``db`` (a new database; see the module docstring) and commit."""
+    db.execute("CREATE TABLE store (name TEXT PRIMARY KEY, value TEXT)")
+    db.executemany("INSERT INTO store VALUES (?, ?)", [(k, json.dumps(v)) for k, v in description.items()])
+    db.execute(f"CREATE TABLE utterances ({', '.join(f'{n} {t}' for n, t in _COLUMNS)})")
+    db.executemany(
+        f"INSERT INTO utterances VALUES ({', '.join('?' * len(_COLUMNS))})",
+        (_row(r, description) for r in sorted(ok, key=lambda r: r["id"])),
+    )
+    db.execute("CREATE INDEX utterances_by_length ON utterances (n_frames)")
+    db.execute("CREATE TABLE failures (id TEXT, source TEXT, error TEXT)")
+    db.executemany(
+        "INSERT INTO failures VALUES (?, ?, ?)",
+        ((r["id"], r.get("path"), r.get("error")) for r in sorted(failed, key=lambda r: r["id"])),
+    )
+    db.commit()
+
+
+#: The columns of the ``utterances`` table, in order.
+COLUMNS = tuple(name for name, _ in _COLUMNS)
 
 
 def _row(record: dict[str, Any], description: dict[str, Any]) -> tuple[Any, ...]:
