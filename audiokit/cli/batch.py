@@ -30,7 +30,7 @@ from .options import inputs_from
 __all__ = ["batch_app", "DROPPED"]
 
 #: Parameters of the single-file commands that batch does not take: the input, output names, stdout reports.
-DROPPED = frozenset({"file", "files", "output", "npy", "residual", "json_out", "json_lines", "filterbank"})
+DROPPED = frozenset({"file", "files", "output", "npy", "layout", "residual", "json_out", "json_lines", "filterbank"})
 
 
 def single_file_command(name: str) -> tuple[Callable[..., Any], Callable[[Mapping[str, Any]], Any]]:

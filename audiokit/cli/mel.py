@@ -55,7 +55,7 @@ from .options import (
     refuse_terminal,
     reporter,
 )
-from .stft_options import Cmap, Fft, Mix, Npy, Output, Size, Symmetric
+from .stft_options import Cmap, Fft, Layout, Mix, Npy, Output, Size, Symmetric
 
 MEL_PANEL = "Mel"
 PadOrTrim = Annotated[
@@ -122,6 +122,7 @@ def mel_command(
     ] = False,
     output: Output = None,
     npy: Npy = None,
+    layout: Layout = "rows",
     scale: Scale = None,
     ref: Ref = None,
     top_db: TopDb = None,
@@ -164,6 +165,6 @@ def mel_command(
     if filterbank:
         result = filterbank_job(file, options, png=output, npy=npy, inputs=inputs)
     else:
-        result = run_timefreq(file, options, png=output, npy=npy, inputs=inputs, reporter=reporter())
+        result = run_timefreq(file, options, png=output, npy=npy, inputs=inputs, reporter=reporter(), layout=layout)
     print_paths(result.written, to_stderr=result.png_to_stdout)
     return 0

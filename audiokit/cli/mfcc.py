@@ -52,7 +52,7 @@ from .options import (
     refuse_terminal,
     reporter,
 )
-from .stft_options import Cmap, Fft, Mix, Npy, Output, Size, Symmetric
+from .stft_options import Cmap, Fft, Layout, Mix, Npy, Output, Size, Symmetric
 
 MFCC_PANEL = "MFCC"
 NMfcc = Annotated[
@@ -121,6 +121,7 @@ def mfcc_command(
     cmvn_window: CmvnWindow = 600,
     output: Output = None,
     npy: Npy = None,
+    layout: Layout = "rows",
     scale: Scale = None,
     ref: Ref = None,
     top_db: TopDb = None,
@@ -157,6 +158,8 @@ def mfcc_command(
     refuse_terminal(output, "PNG")
     from ..pipelines.timefreq import run_timefreq
 
-    result = run_timefreq(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
+    result = run_timefreq(
+        file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter(), layout=layout
+    )
     print_paths(result.written, to_stderr=result.png_to_stdout)
     return 0

@@ -34,7 +34,7 @@ from .options import (
     refuse_terminal,
     reporter,
 )
-from .stft_options import Cmap, Fft, Mix, Npy, Output, Size, Symmetric
+from .stft_options import Cmap, Fft, Layout, Mix, Npy, Output, Size, Symmetric
 
 
 def options_from(params: Mapping[str, Any]) -> TimeFreqOptions:
@@ -69,6 +69,7 @@ def spectrogram_command(
     fmax: Annotated[Optional[str], typer.Option("--fmax", help="Highest frequency kept, e.g. 4kHz (default sr/2).")] = None,
     output: Output = None,
     npy: Npy = None,
+    layout: Layout = "rows",
     complex_out: Annotated[
         bool, typer.Option("--complex", help="Save the complex STFT (complex64) in --npy, for audiokit istft.")
     ] = False,
@@ -104,6 +105,8 @@ def spectrogram_command(
     """
     params = dict(locals())
     refuse_terminal(output, "PNG")
-    result = run_timefreq(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
+    result = run_timefreq(
+        file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter(), layout=layout
+    )
     print_paths(result.written, to_stderr=result.png_to_stdout)
     return 0

@@ -45,6 +45,15 @@ Npy = Annotated[
     Optional[str],
     typer.Option("--npy", help="Save the full-resolution array as float32 .npy plus a JSON sidecar.", rich_help_panel=OUT_PANEL),
 ]
+Layout = Annotated[
+    str,
+    typer.Option(
+        "--layout",
+        help="--npy axes: rows = (n_rows, n_frames), audiokit's order; frames = (n_frames, n_rows), the time-major order "
+        "of Kaldi, Lhotse and PyTorch (the same bytes; the sidecar says which).",
+        rich_help_panel=OUT_PANEL,
+    ),
+]
 Cmap = Annotated[str, typer.Option("--cmap", help="matplotlib colormap of the PNG.", rich_help_panel=OUT_PANEL)]
 Size = Annotated[str, typer.Option("--size", help="PNG size in pixels, WIDTHxHEIGHT.", rich_help_panel=OUT_PANEL)]
 

@@ -33,6 +33,10 @@ class NpyFrameWriter:
         Final shape, frames last: ``(n_freqs, n_frames)`` or ``(channels, n_freqs, n_frames)``.
     dtype : numpy dtype
         Stored dtype (e.g. float32, complex64).
+    time_major : bool
+        Declare the array as its reversed axes in C order, ``(n_frames, ..., first)`` -- e.g. ``(n_frames, n_rows)``
+        -- instead of ``shape`` in Fortran order: the same bytes, the time-major header Kaldi/Lhotse/PyTorch readers
+        expect (``--layout frames``).
 
     Notes
     -----
@@ -40,8 +44,9 @@ class NpyFrameWriter:
     (a short write is an error), atomically.
     """
 
-    def __init__(self, path, shape: tuple[int, ...], dtype) -> None:
+    def __init__(self, path, shape: tuple[int, ...], dtype, *, time_major: bool = False) -> None:
         self.path = str(path)
+        self.time_major = time_major
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
         self.written = 0
@@ -57,7 +62,8 @@ class NpyFrameWriter:
         self._tmp = self._stack.enter_context(atomic_output(self.path, suffix=".npy"))
         try:
             self._fh = open(self._tmp, "wb")
-            header = {"descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": True, "shape": self.shape}
+            shape = self.shape[::-1] if self.time_major else self.shape
+            header = {"descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": not self.time_major, "shape": shape}
             np.lib.format.write_array_header_2_0(self._fh, header)
         except OSError as exc:
             self._stack.close()

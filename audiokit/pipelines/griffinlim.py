@@ -43,7 +43,7 @@ from ..io.writer import audio_container
 from ..validate import is_int, is_real
 from .params import choice, finite_or_none
 from .progress import SILENT, Reporter
-from .sidecar import check_stft_sidecar, plan_from_sidecar
+from .sidecar import check_stft_sidecar, plan_from_sidecar, rows_first
 
 __all__ = ["GriffinLimOptions", "GriffinLimResult", "MEL_INVERSES", "griffinlim_file", "load_magnitude"]
 
@@ -185,6 +185,7 @@ def load_magnitude(path: str) -> tuple[np.ndarray, dict[str, Any]]:
         )
     if arr.dtype.kind not in "fiu" or list(arr.shape) != list(meta["shape"]):
         raise _fail(f"array {arr.dtype} {arr.shape} does not match its sidecar ({meta['shape']})", path)
+    arr = rows_first(arr, meta)
     if arr.ndim not in (2, 3) or (arr.ndim == 3 and not 1 <= arr.shape[0] <= MAX_CHANNELS):
         raise _fail(f"array shape {arr.shape} is not (n_rows, n_frames) or (channels <= {MAX_CHANNELS}, ...)", path)
     values = np.array(arr, dtype=np.float32)

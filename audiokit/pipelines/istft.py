@@ -15,7 +15,7 @@ from ..io.reader import MAX_CHANNELS
 from ..io.subtypes import resolve_subtype
 from ..io.writer import audio_container
 from .progress import SILENT, Reporter
-from .sidecar import check_stft_sidecar, plan_from_sidecar
+from .sidecar import check_stft_sidecar, plan_from_sidecar, rows_first
 
 __all__ = ["IstftOptions", "IstftResult", "istft_file", "load_complex_stft"]
 
@@ -61,6 +61,7 @@ def load_complex_stft(path: str) -> tuple[np.ndarray, dict[str, Any]]:
         raise InputError(f"not a readable .npy array: {exc or 'empty file'}", path) from None
     if not np.iscomplexobj(spec) or list(spec.shape) != list(meta["shape"]):
         raise InputError(f"array {spec.dtype} {spec.shape} does not match its sidecar ({meta['shape']})", path)
+    spec = rows_first(spec, meta)
     if spec.ndim not in (2, 3) or (spec.ndim == 3 and not 1 <= spec.shape[0] <= MAX_CHANNELS):
         raise InputError(f"array shape {spec.shape} is not (n_freqs, n_frames) or (channels <= {MAX_CHANNELS}, ...)", path)
     return spec, meta

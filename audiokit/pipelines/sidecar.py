@@ -30,7 +30,16 @@ from ..errors import InputError
 from ..io import is_stdio
 from ..io.reader import MAX_SR, MIN_SR
 
-__all__ = ["LAYOUTS", "provenance", "timefreq_sidecar", "plan_fields", "check_stft_sidecar", "plan_from_sidecar", "PLAN_KEYS"]
+__all__ = [
+    "LAYOUTS",
+    "provenance",
+    "rows_first",
+    "timefreq_sidecar",
+    "plan_fields",
+    "check_stft_sidecar",
+    "plan_from_sidecar",
+    "PLAN_KEYS",
+]
 
 #: Largest DFT size a sidecar may ask for (2**24 samples: 6 minutes at 48 kHz, far beyond any STFT frame).
 MAX_N_FFT = 1 << 24
@@ -125,6 +134,17 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
 KALDI_LAYOUT = "Kaldi and kaldi-native-fbank matrices are (n_frames, n_rows): use np.load(path).T (or .swapaxes(-1, -2))"
 
 
+def _layout_text(channels: int, time_major: bool) -> str:
+    if time_major:
+        return "(n_frames, n_rows)" if channels == 1 else "(n_frames, n_rows, channels)"
+    return "(n_rows, n_frames)" if channels == 1 else "(channels, n_rows, n_frames)"
+
+
+def rows_first(array: np.ndarray, meta: dict[str, Any]) -> np.ndarray:
+    """``array`` in audiokit's ``(..., n_rows, n_frames)`` order: transposed when its sidecar says ``--layout frames``."""
+    return array.T if str(meta.get("layout", "")).startswith("(n_frames") else array
+
+
 def timefreq_sidecar(
     layout: str,
     *,
@@ -137,6 +157,7 @@ def timefreq_sidecar(
     dtype: Any,
     fft: str | None,
     compat: str | None = None,
+    time_major: bool = False,
     **fields: Any,
 ) -> dict[str, Any]:
     """The sidecar of a time-frequency array, its keys in the order of :data:`LAYOUTS` ``[layout]``.
@@ -156,6 +177,8 @@ def timefreq_sidecar(
         The FFT backend option (``--fft``); its resolved name and library are recorded (:func:`provenance`).
     compat : str or None
         The ``--compat`` preset (recorded by the feature layouts).
+    time_major : bool
+        The array was saved with its axes reversed (``--layout frames``): ``layout`` and ``shape`` say so.
     **fields
         The front end's framing keys and the chain's value keys (each a key of the layout).
 
@@ -175,8 +198,8 @@ def timefreq_sidecar(
         "channels": channels,
         "mixed": mixed,
         "channel": channel,
-        "layout": "(n_rows, n_frames)" if channels == 1 else "(channels, n_rows, n_frames)",
-        "shape": list(shape),
+        "layout": _layout_text(channels, time_major),
+        "shape": list(shape)[::-1] if time_major else list(shape),
         "dtype": np.dtype(dtype).name,
         **fields,
     }

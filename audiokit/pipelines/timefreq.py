@@ -120,6 +120,7 @@ def run_timefreq(
     inputs: InputOptions = InputOptions(),  # noqa: B008 (frozen)
     reporter: Reporter = SILENT,
     member: OpenMember | None = None,
+    layout: str = "rows",
 ) -> TimeFreqResult:
     """Compute the spectrogram, mel spectrogram or features of ``path``; save ``npy`` (+ sidecar) and/or draw ``png``.
 
@@ -132,12 +133,18 @@ def run_timefreq(
     (where ``|X|²`` could overflow float32) is transformed again in double precision, and values that still
     cannot be stored are an :class:`~audiokit.errors.InputError`, never NaN/Inf in the output.
 
+    ``layout`` ``"frames"`` (``--layout frames``) saves the ``.npy`` time-major, ``(n_frames, n_rows)`` (``(n_frames,
+    n_rows, channels)`` for several channels): the same bytes with the reversed axes in C order, as Kaldi, Lhotse
+    and PyTorch readers index it; the sidecar's ``layout`` and ``shape`` say so.
+
     ``member`` (a corpus store, :mod:`audiokit.batch.stores`): ``member(n_frames, n_feats)`` gives the sink of the
     utterance's time-major ``(n_frames, n_feats)`` float32 rows, written instead of ``npy`` (the values are the
     ``.npy``'s, transposed); the result's ``sidecar`` is what the ``.npy`` sidecar would hold.  One channel only.
     """
     parsed = FeatureOptions.of(options).check()
     tf = parsed.tf
+    if layout not in LAYOUTS:
+        raise ParameterError(f"--layout: {layout!r} is not one of {', '.join(LAYOUTS)}")
     with inputs.open(path) as opened:
         check_channel_of(tf.channel, opened)
         if member is not None:
@@ -149,11 +156,14 @@ def run_timefreq(
             check_cmap(tf.cmap)
         if parsed.want_complex and npy_path is None:
             raise ParameterError("--complex needs --npy PATH (the complex STFT is saved for istft)")
+        if layout == "frames" and npy_path is None:
+            raise ParameterError("--layout frames describes the --npy array: give --npy PATH")
         source = _fitted(opened, parsed)
+        time_major = layout == "frames"
         try:
-            written, shape = _Job(parsed, source, opened, "float32").run(png_path, npy_path, reporter)
+            written, shape = _Job(parsed, source, opened, "float32", time_major).run(png_path, npy_path, reporter)
         except _BeyondSinglePrecision:
-            written, shape = _Job(parsed, source, opened, "float64").run(png_path, npy_path, reporter)
+            written, shape = _Job(parsed, source, opened, "float64", time_major).run(png_path, npy_path, reporter)
     return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape, source=SourceFacts.of(opened))
 
 
@@ -211,6 +221,8 @@ class _StandIn:
         self.sr, self.n_samples = int(sr), 10 * int(sr)
 
 
+#: ``--layout`` choices of the ``.npy``: audiokit's ``(n_rows, n_frames)``, or time-major ``(n_frames, n_rows)``.
+LAYOUTS = ("rows", "frames")
 #: Largest input sample (full-scale units) for which single precision is safe: |X| <= n_fft·peak stays below
 #: 2**(24+20) for n_fft <= 2**24, so |X|² < 2**88, far inside float32 (2**128) after the mel sums too.
 SAFE_PEAK = float(2**20)
@@ -225,9 +237,12 @@ class _BeyondSinglePrecision(Exception):
 class _Job:
     """One computation: front end, chain, outputs; :meth:`run` streams the input through them."""
 
-    def __init__(self, parsed: Parsed, source: Any, opened: AudioSource, dtype: Literal["float32", "float64"]):
+    def __init__(
+        self, parsed: Parsed, source: Any, opened: AudioSource, dtype: Literal["float32", "float64"], time_major: bool = False
+    ):
         from .features import build_chain
 
+        self.time_major = time_major
         o, tf = parsed.options, parsed.tf
         self.parsed, self.source, self.opened, self.dtype = parsed, source, opened, dtype
         self.channels = 1 if tf.mix or tf.channel is not None else source.channels
@@ -316,7 +331,7 @@ class _Job:
             if member is not None:
                 writer = stack.enter_context(TimeMajorFrames(member(self.n_frames, self.rows), self.shape, chain.rewrites))
             elif npy_path:
-                writer = stack.enter_context(NpyFrameWriter(npy_path, self.shape, npy_dtype))
+                writer = stack.enter_context(NpyFrameWriter(npy_path, self.shape, npy_dtype, time_major=self.time_major))
             # a spectrogram's picture pools the linear values (drawn in dB re the PNG's own reference) and needs no
             # chain; features are drawn as computed
             run_chain = writer is not None or features
@@ -371,6 +386,7 @@ class _Job:
             shape=self.shape,
             dtype=npy_dtype,
             fft=parsed.tf.stft.fft,
+            time_major=self.time_major,
             **fields,
         )
 
