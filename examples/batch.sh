@@ -24,5 +24,5 @@ python3 - <<PY
 import audiokit
 corpus = audiokit.corpus.open("$feats")
 first = corpus.ids[0]
-print(f"{len(corpus.ids)} feature arrays; {first}: shape {corpus[first].array.shape} (n_mels, n_frames)")
+print(f"{len(corpus.ids)} feature arrays; {first}: shape {corpus[first].array.shape} (n_frames, n_mels)")
 PY
