@@ -99,9 +99,10 @@ def no_outputs(options: Any, stem: str, png: bool) -> dict[str, str]:
 #: ``run(path, outputs, options, inputs) -> JobResult``: ``outputs`` maps an output kind (``"npy"``, ``"json"``,
 #: ``"png"``, ``"wav"``) to the absolute path to write.
 RunJob = Callable[[str, Mapping[str, str], Any, "InputOptions"], JobResult]
-#: ``run_member(path, options, inputs, open_member) -> JobResult``: the job's array, time-major, into a corpus
-#: store's member (``open_member(n_frames, n_feats)`` gives its sink; :mod:`audiokit.io.members`).
-RunMember = Callable[[str, Any, "InputOptions", Callable[[int, int], Any]], JobResult]
+#: ``run_member(path, options, inputs, open_member, describe) -> JobResult``: the job's array, time-major, into a
+#: corpus store's member (``open_member(n_frames, n_feats)`` gives its sink; :mod:`audiokit.io.members`); with
+#: ``describe``, the result's ``sidecar`` too (a store needs it once).
+RunMember = Callable[[str, Any, "InputOptions", Callable[[int, int], Any], bool], JobResult]
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,7 @@ def run_timefreq(
     reporter: Reporter = SILENT,
     member: OpenMember | None = None,
     layout: str = "rows",
+    describe: bool = True,
 ) -> TimeFreqResult:
     """Compute the spectrogram, mel spectrogram or features of ``path``; save ``npy`` (+ sidecar) and/or draw ``png``.
 
@@ -139,7 +140,8 @@ def run_timefreq(
 
     ``member`` (a corpus store, :mod:`audiokit.batch.stores`): ``member(n_frames, n_feats)`` gives the sink of the
     utterance's time-major ``(n_frames, n_feats)`` float32 rows, written instead of ``npy`` (the values are the
-    ``.npy``'s, transposed); the result's ``sidecar`` is what the ``.npy`` sidecar would hold.  One channel only.
+    ``.npy``'s, transposed); with ``describe`` the result's ``sidecar`` is what the ``.npy`` sidecar would hold.
+    One channel only.
     """
     parsed = FeatureOptions.of(options).check()
     tf = parsed.tf
@@ -148,7 +150,7 @@ def run_timefreq(
     with inputs.open(path) as opened:
         check_channel_of(tf.channel, opened)
         if member is not None:
-            return _run_member(path, parsed, opened, member, reporter)
+            return _run_member(path, parsed, opened, member, reporter, describe)
         png_path, npy_path = default_outputs(path, parsed.kind, png, npy)
         if png_path is not None:
             from ..plot.timefreq import check_cmap
@@ -167,7 +169,9 @@ def run_timefreq(
     return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape, source=SourceFacts.of(opened))
 
 
-def _run_member(path: str, parsed: Parsed, opened: AudioSource, member: OpenMember, reporter: Reporter) -> TimeFreqResult:
+def _run_member(
+    path: str, parsed: Parsed, opened: AudioSource, member: OpenMember, reporter: Reporter, describe: bool
+) -> TimeFreqResult:
     """:func:`run_timefreq` into a store's member: one channel, real values, no figure."""
     if parsed.want_complex:
         raise ParameterError("--complex: a corpus store holds real features (save complex STFTs with --store files)")
@@ -184,7 +188,7 @@ def _run_member(path: str, parsed: Parsed, opened: AudioSource, member: OpenMemb
     except _BeyondSinglePrecision:
         job = _Job(parsed, source, opened, "float64")
         shape = job.run(None, None, reporter, member=member)[1]
-    sidecar = job._sidecar(np.float32)
+    sidecar = job._sidecar(np.float32) if describe else None
     return TimeFreqResult(written=[], png_to_stdout=False, shape=shape, source=SourceFacts.of(opened), sidecar=sidecar)
 
 

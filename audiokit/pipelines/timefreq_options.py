@@ -27,6 +27,7 @@ from .. import defaults
 from ..errors import ParameterError
 from ..validate import check_choice, check_int
 from .compat import KALDI_COMPATS
+from .memo import memoized
 from .params import check_channel, check_syntax, choice, duration_samples
 
 if TYPE_CHECKING:
@@ -78,7 +79,11 @@ class StftOptions:
     fft: str | None = None
 
     def plan(self, sr: int, *, dtype: Literal["float32", "float64"] = "float32") -> Any:
-        """The :class:`~audiokit.dsp.stft.StftPlan` at ``sr`` (durations rounded to samples), computing in ``dtype``."""
+        """The :class:`~audiokit.dsp.stft.StftPlan` at ``sr`` (durations rounded to samples), computing in ``dtype``
+        (made once per process for these options, rate and dtype: a batch reuses it; its warnings are replayed)."""
+        return _stft_plan(self, sr, dtype)
+
+    def _plan(self, sr: int, dtype: Literal["float32", "float64"]) -> Any:
         from ..dsp.stft import StftPlan
 
         win = duration_samples("--win", self.win, sr, plausible_s=PLAUSIBLE_WINDOW_S)
@@ -257,7 +262,12 @@ class FeatureOptions:
         return self.compat == "whisper"
 
     def check(self) -> Parsed:
-        """Parse and check what needs no sample rate (ParameterError naming the option); see :class:`Parsed`."""
+        """Parse and check what needs no sample rate (ParameterError naming the option); see :class:`Parsed`.
+
+        Parsed once per process for equal options (a batch checks them for every input); warnings are replayed."""
+        return _checked(self)
+
+    def _check(self) -> Parsed:
         tf = self.timefreq
         check_channel(tf.channel, tf.mix)
         if self.kind not in ("spectrogram", "mel", "mfcc"):
@@ -441,3 +451,13 @@ def _kaldi_checks(o: FeatureOptions, given_ref: float | Literal["max"] | None) -
         KALDI_WINDOWS + ("hann",),
         message="--compat kaldi: --window must be one of povey, hamming, hanning, rectangular, blackman, sine; got {value!r}",
     )
+
+
+@memoized()
+def _stft_plan(options: StftOptions, sr: int, dtype: Literal["float32", "float64"]) -> Any:
+    return options._plan(sr, dtype)
+
+
+@memoized()
+def _checked(options: FeatureOptions) -> Parsed:
+    return options._check()

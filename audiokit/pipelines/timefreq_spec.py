@@ -39,8 +39,8 @@ def _spec(name: str, options_type: type) -> JobSpec:
         assert result.source is not None  # a time-frequency job always opens its input
         return JobResult(result.source, shape=result.shape)
 
-    def run_member(path: str, options: Any, inputs: InputOptions, member: Callable[[int, int], Any]) -> JobResult:
-        result = run_timefreq(path, options, inputs=inputs, member=member)
+    def run_member(path: str, options: Any, inputs: InputOptions, member: Callable[[int, int], Any], describe: bool) -> JobResult:
+        result = run_timefreq(path, options, inputs=inputs, member=member, describe=describe)
         assert result.source is not None
         return JobResult(result.source, shape=result.shape, sidecar=result.sidecar)
 

@@ -50,6 +50,8 @@ class StoreTask:
     n_feats: int
     sr: int
     facts: dict[str, Any] = field(default_factory=dict)
+    #: Return the sidecar of the task's utterances (the client needs one, while the store has no plan yet).
+    describe: bool = True
 
     def __iter__(self) -> Iterator[InputItem]:
         return iter(self.items)
@@ -81,7 +83,9 @@ class _Tap:
         self.sink.write(frames)
 
 
-def _utterance(job: Any, item: InputItem, key: str, task: StoreTask, container: Any, extra: dict[str, Any]) -> dict[str, Any]:
+def _utterance(
+    job: Any, item: InputItem, key: str, task: StoreTask, container: Any, extra: dict[str, Any], describing: list[bool]
+) -> dict[str, Any]:
     """Run one input into ``container``; its record (a failed record when it fails: the member is dropped)."""
     from ..jobs import attempt
 
@@ -96,7 +100,7 @@ def _utterance(job: Any, item: InputItem, key: str, task: StoreTask, container: 
             return taps[0]
 
         try:
-            result = spec.run_member(item.path, job.options, inputs, open_member)
+            result = spec.run_member(item.path, job.options, inputs, open_member, describing[0])
             if result.source.sr != task.sr:
                 raise InputError(
                     f"{result.source.sr} Hz, but the store holds {task.sr} Hz features (give --sr {task.sr} to resample on read)",
@@ -123,6 +127,8 @@ def _utterance(job: Any, item: InputItem, key: str, task: StoreTask, container: 
                 container.drop()
             raise
         tap = taps[0]
+        if result.sidecar is not None:
+            describing[0] = False
         fields = {
             "key": key,
             "speaker": speaker,
@@ -166,25 +172,19 @@ def run_store_task(job: Any, task: StoreTask, out_dir: str) -> list[dict[str, An
 
     for name, value in tasks.THREAD_VARS.items():
         os.environ.setdefault(name, value)
-    records = (
-        [_npy_utterance(job, item, task, out_dir) for item in task.items] if task.shard is None else _shard(job, task, out_dir)
-    )
-    first = True
-    for record in records:  # the plan travels once per task (the client needs one)
-        if record.get("plan") is not None:
-            if not first:
-                record["plan"] = None
-            first = False
-    return records
+    describing = [task.describe]  # until one utterance of the task has given its sidecar
+    if task.shard is None:
+        return [_npy_utterance(job, item, task, out_dir, describing) for item in task.items]
+    return _shard(job, task, out_dir, describing)
 
 
-def _npy_utterance(job: Any, item: InputItem, task: StoreTask, out_dir: str) -> dict[str, Any]:
+def _npy_utterance(job: Any, item: InputItem, task: StoreTask, out_dir: str, describing: list[bool]) -> dict[str, Any]:
     key = key_of(item.id)
     name = member_path(key)
     path = absolute(out_dir, name)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open_container("npy", path, dtype=job.store.dtype, compress=False, n_feats=task.n_feats) as container:
-        record = _utterance(job, item, key, task, container, {"outputs": {"npy": name}})
+        record = _utterance(job, item, key, task, container, {"outputs": {"npy": name}}, describing)
     return record
 
 
@@ -192,7 +192,7 @@ class _Empty(Exception):
     """Every input of a shard failed: no container file is written."""
 
 
-def _shard(job: Any, task: StoreTask, out_dir: str) -> list[dict[str, Any]]:
+def _shard(job: Any, task: StoreTask, out_dir: str, describing: list[bool]) -> list[dict[str, Any]]:
     store = job.store
     assert task.shard is not None
     name = shard_file(store.kind, task.shard)
@@ -203,7 +203,7 @@ def _shard(job: Any, task: StoreTask, out_dir: str) -> list[dict[str, Any]]:
             store.kind, absolute(out_dir, name), dtype=store.dtype, compress=store.compress, n_feats=task.n_feats
         ) as c:
             for item in task.items:
-                records.append(_utterance(job, item, key_of(item.id), task, c, {"outputs": {"shard": name}}))
+                records.append(_utterance(job, item, key_of(item.id), task, c, {"outputs": {"shard": name}}, describing))
             if not any(r.get("status") == "ok" for r in records):
                 raise _Empty
     except _Empty:
