@@ -118,7 +118,7 @@ STORE_PARAMS = [
         "float32",
         "--dtype",
         help="Stored values: float32 (the single-file values exactly) or float16 (lossy: relative error <= 2^-11, "
-        "i.e. <= 0.06 dB on a 120 dB log-mel; values beyond 65504 are refused).",
+        "i.e. <= 0.06 dB on a 120 dB log-mel; absolute <= 2^-25 below 6.1e-5; values beyond 65504 are refused).",
         panel=STORE_PANEL,
     ),
     _batch_option(
@@ -127,7 +127,7 @@ STORE_PARAMS = [
         False,
         "--compress",
         help="--store kaldi: Kaldi compressed matrices (kaldiio compression_method=2, ~1 byte per value; error "
-        "<= (column range)/510 per value, see README).",
+        "<= (max - min)/126 of each utterance's matrix, see README).",
         panel=STORE_PANEL,
     ),
     _batch_option(
