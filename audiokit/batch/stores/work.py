@@ -70,13 +70,17 @@ class _Tap:
         self.squares = np.zeros(n_feats)
 
     def write(self, frames: np.ndarray) -> None:
+        # the single-file .npy's float32 values first (a float64 chain's rows are rounded once, as there), then the
+        # store's dtype: a float16 store holds exactly the float32 store's values cast to float16
+        frames = np.asarray(frames, dtype=np.float32)
         if self.float16 and frames.size:
             peak = float(np.abs(frames).max())
             if peak > FLOAT16_MAX:
                 raise InputError(
                     f"values up to {peak:.6g} exceed float16's range ({FLOAT16_MAX:g}): use --dtype float32", self.path
                 )
-        wide = frames.astype(np.float64)
+            frames = frames.astype(np.float16)
+        wide = frames.astype(np.float64)  # the statistics of the stored values
         self.count += wide.shape[0]
         self.sums += wide.sum(axis=0)
         self.squares += np.einsum("ij,ij->j", wide, wide)
