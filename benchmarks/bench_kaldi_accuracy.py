@@ -30,8 +30,8 @@ What is measured, per utterance (default options, dither 0, the whole utterance 
   arithmetic with Kaldi's float32 tables (window, mel bank) and ``numpy.fft``; it shares no code with
   audiokit's vectorised computation.
 * **kaldi-native-fbank** ``OnlineFbank`` / ``OnlineMfcc`` (float32 arithmetic, as Kaldi's ``BaseFloat``).
-* **audiokit** ``kaldi_fbank`` / ``kaldi_mfcc`` in float64 (the library default; ``mel --compat kaldi`` /
-  ``mfcc --compat kaldi`` compute this and store it as float32), and with ``dtype=np.float32``.
+* **audiokit** ``kaldi_fbank`` / ``kaldi_mfcc`` in float64 (the library default) and with ``dtype=np.float32`` (what
+  ``mel --compat kaldi`` / ``mfcc --compat kaldi`` / ``--compat lhotse`` compute, bit for bit).
 
 fbank: the worst ``|difference|`` over the cells of an utterance, split by level -- cells whose reference
 log-mel energy is within 60 dB (13.8 nats) of the utterance's strongest cell ("loud") and the rest ("quiet":
@@ -42,6 +42,17 @@ utterances of these per-utterance worsts, the level of the worst cell, the same 
 float32, with / without a DC offset), and, on the first ``--cli`` utterances, the commands themselves:
 ``--compat librosa`` against librosa (relative to the largest value) and ``--compat kaldi`` against the library
 (absolute).  Frame counts must be equal (counted).
+
+Also per utterance: 80 bands (``mel --compat kaldi --n-mels 80``; audiokit's float64 kernel as the reference, which
+equals the naive loop to 1e-8), and the constant ``K`` of the per-cell float32 rounding model ``|a - exact| <= 2 ulp +
+K eps sqrt(S/m)`` (:func:`kaldi_reference.rounding_k`) that audiokit's float32 kernel and kaldi-native-fbank need.
+
+Cases (printed first, a few seconds; ``--count 0`` prints only them and needs no espeak-ng): named 16 kHz signals
+(:func:`case_signals`: the speech example as it is, at -50 and -90 dBFS, with a 400 LSB DC offset in int16 and in
+float32, white noise, two tones with and without int16 rounding, tones in AR noise, digital silence before speech)
+under :data:`CASE_CONFIGS` (80 and 23 bands, energy, no snip-edges, the lhotse preset, MFCC with and without energy)
+and with ``--dither 1`` (float32 against float64 with the same noise): the worst ``|difference|`` in loud and quiet
+cells of float64 and float32 against kaldi-native-fbank and of float32 against float64.
 """
 
 from __future__ import annotations
@@ -190,8 +201,12 @@ ROWS = (
     ("ak64-knf/fbank", "audiokit - kaldi-native-fbank", "fbank", "log-mel"),
     ("knf-ref/fbank", "kaldi-native-fbank - float64 reference", "fbank", "log-mel"),
     ("ak64-ref/fbank", "audiokit (float64) - float64 reference", "fbank", "log-mel"),
-    ("ak64_stored-ref/fbank", "audiokit as mel --compat kaldi stores it (float32) - reference", "fbank", "log-mel"),
+    ("ak64_stored-ref/fbank", "audiokit (float64) rounded to float32 - reference", "fbank", "log-mel"),
     ("ak32-ref/fbank", "audiokit dtype=float32 - float64 reference", "fbank", "log-mel"),
+    ("ak32-knf/fbank", "audiokit dtype=float32 - kaldi-native-fbank", "fbank", "log-mel"),
+    ("ak64-knf/fbank80", "audiokit - kaldi-native-fbank", "fbank 80", "log-mel"),
+    ("ak32-knf/fbank80", "audiokit dtype=float32 - kaldi-native-fbank", "fbank 80", "log-mel"),
+    ("ak32-ak64/fbank80", "audiokit dtype=float32 - audiokit (float64)", "fbank 80", "log-mel"),
     ("ak64-knf/mfcc/c0", "audiokit - kaldi-native-fbank", "MFCC", "c0 (log energy)"),
     ("ak64-knf/mfcc/ceps", "audiokit - kaldi-native-fbank", "MFCC", "c1..c12 / lifter"),
     ("knf-ref/mfcc/c0", "kaldi-native-fbank - float64 reference", "MFCC", "c0 (log energy)"),
@@ -200,12 +215,14 @@ ROWS = (
     ("ak64-ref/mfcc/ceps", "audiokit (float64) - float64 reference", "MFCC", "c1..c12 / lifter"),
     ("ak32-ref/mfcc/c0", "audiokit dtype=float32 - float64 reference", "MFCC", "c0 (log energy)"),
     ("ak32-ref/mfcc/ceps", "audiokit dtype=float32 - float64 reference", "MFCC", "c1..c12 / lifter"),
+    ("ak32-knf/mfcc/c0", "audiokit dtype=float32 - kaldi-native-fbank", "MFCC", "c0 (log energy)"),
+    ("ak32-knf/mfcc/ceps", "audiokit dtype=float32 - kaldi-native-fbank", "MFCC", "c1..c12 / lifter"),
 )
 
 
 def measure(x: np.ndarray, sr: int) -> dict[str, float]:
     """Per-utterance worst differences (see the module docstring), keyed ``<pair>/<features>[/<coefficients>]/<loud|quiet>``."""
-    from kaldi_reference import knf_features, mfcc_split, naive_kaldi, worst_split
+    from kaldi_reference import knf_features, mfcc_split, naive_kaldi, rounding_k, worst_split
 
     from audiokit.dsp.kaldi import FbankOptions, MfccOptions, kaldi_fbank, kaldi_mfcc
 
@@ -222,16 +239,156 @@ def measure(x: np.ndarray, sr: int) -> dict[str, float]:
         return out
     for name, a in got.items():
         out.update({f"{name}-ref/fbank/{k}": v for k, v in worst_split(a, ref, ref).items()})
-    out.update({f"ak64-knf/fbank/{k}": v for k, v in worst_split(got["ak64"], got["knf"], ref).items()})
+    for name in ("ak64", "ak32"):
+        out.update({f"{name}-knf/fbank/{k}": v for k, v in worst_split(got[name], got["knf"], ref).items()})
     for name, a in mgot.items():
         out.update({f"{name}-ref/mfcc{k}": v for k, v in mfcc_split(a, mref, ref).items()})
-    out.update({f"ak64-knf/mfcc{k}": v for k, v in mfcc_split(mgot["ak64"], mgot["knf"], ref).items()})
+    for name in ("ak64", "ak32"):
+        out.update({f"{name}-knf/mfcc{k}": v for k, v in mfcc_split(mgot[name], mgot["knf"], ref).items()})
+    # 80 bands (mel --compat kaldi --n-mels 80): audiokit's float64 kernel is the reference (it equals the naive
+    # float64 loop to 1e-8, tests/dsp/test_kaldi.py), the cells split by its values
+    f64, f32 = kaldi_fbank(x, sr=sr, num_mel_bins=80), kaldi_fbank(x, sr=sr, num_mel_bins=80, dtype=np.float32)
+    knf80 = knf_features(x, sr, False, num_mel_bins=80)
+    for name, (a, b) in {"ak64-knf": (f64, knf80), "ak32-knf": (f32, knf80), "ak32-ak64": (f32, f64)}.items():
+        out.update({f"{name}/fbank80/{k}": v for k, v in worst_split(a, b, f64).items()})
+    # the per-cell float32 rounding model |a - exact| <= 2 ulp + K eps sqrt(S / m): the K each needs
+    out["K/fbank/ak32"], out["K/fbank/knf"] = rounding_k(got["ak32"], ref, ref), rounding_k(got["knf"], ref, ref)
+    out["K/fbank80/ak32"], out["K/fbank80/knf"] = rounding_k(f32, f64, f64), rounding_k(knf80, f64, f64)
     # where the worst audiokit - kaldi-native-fbank cell lies: nats below the utterance's strongest cell
     d = np.abs(got["ak64"] - got["knf"])
     f, b = np.unravel_index(int(np.argmax(d)), d.shape)
     out["worst cell: nats below the utterance's strongest cell"] = float(ref.max() - ref[f, b])
     out["worst cell: reference value (nats)"] = float(ref[f, b])
     return out
+
+
+# ---------------------------------------------------------------------------------------------- cases
+def _int16(x: np.ndarray) -> np.ndarray:
+    """``x`` (full scale +/-1) rounded to int16 codes, as ``audiokit.read`` returns them (``code / 32768``)."""
+    return (np.clip(np.round(np.asarray(x, np.float64) * 32768.0), -32768, 32767) / 32768.0).astype(np.float32)
+
+
+def case_signals(sr: int = 16000) -> dict[str, np.ndarray]:
+    """The named test signals of :func:`case_table` (float32, +/-1 full scale, at ``sr`` = 16 kHz)."""
+    import soundfile as sf
+    from common import test_signal
+
+    speech, file_sr = sf.read(SPEECH, dtype="float64")
+    assert file_sr == sr, file_sr
+    rng = np.random.default_rng(19)
+    t = np.arange(4 * sr) / sr
+    tones = 0.25 * np.sin(2 * np.pi * 440.0 * t) + 0.125 * np.sin(2 * np.pi * 3000.0 * t)
+    peak = float(np.abs(speech).max())
+    return {
+        "speech.wav (int16)": speech.astype(np.float32),
+        "speech, peak -50 dBFS (int16: ~100 LSB)": _int16(speech * 10 ** (-50 / 20) / peak),
+        "speech, peak -90 dBFS (float32: ~1 LSB)": (speech * 10 ** (-90 / 20) / peak).astype(np.float32),
+        "speech + 400 LSB DC (int16)": _int16(speech + 400 / 32768),
+        "speech + 400.37 LSB DC + -120 dBFS noise (float32)": (
+            speech + (400.37 + 0.033 * rng.standard_normal(speech.size)) / 32768
+        ).astype(np.float32),
+        "white noise -20 dBFS RMS (int16)": _int16(0.1 * rng.standard_normal(4 * sr)),
+        "tones 440 + 3000 Hz (int16)": _int16(tones),
+        "tones 440 + 3000 Hz (float32, no noise floor)": tones.astype(np.float32),
+        "tones + AR noise, 10 s (int16; bench_features' signal)": _int16(test_signal(10.0, sr)),
+        "0.5 s digital silence + speech (int16)": np.concatenate([np.zeros(sr // 2, np.float32), speech.astype(np.float32)]),
+    }
+
+
+#: (name, fbank?, kernel options, kaldi-native-fbank options, sample scale) of :func:`case_table`.
+CASE_CONFIGS = (
+    ("fbank 80 (mel --compat kaldi --n-mels 80)", False, {"num_mel_bins": 80}, 32768.0),
+    ("fbank 80 + energy (--energy)", False, {"num_mel_bins": 80, "use_energy": True}, 32768.0),
+    ("fbank 80 --no-snip-edges", False, {"num_mel_bins": 80, "snip_edges": False}, 32768.0),
+    ("fbank 23 (Kaldi's defaults)", False, {}, 32768.0),
+    (
+        "fbank --compat lhotse (scale 1, 80, no snip, fmax -400, floor 1e-10)",
+        False,
+        {"num_mel_bins": 80, "snip_edges": False, "high_freq": -400.0, "energy_floor": 1e-10},
+        1.0,
+    ),
+    ("MFCC (mfcc --compat kaldi: 13, energy)", True, {}, 32768.0),
+    ("MFCC --no-energy (c0)", True, {"use_energy": False}, 32768.0),
+)
+
+
+def case_measure(x: np.ndarray, sr: int, mfcc: bool, kw: dict, scale: float) -> dict[str, float]:
+    """Worst differences of one case, keyed ``<pair>/<loud|quiet>`` (fbank) or ``<pair>/<c0|ceps>/<loud|quiet>`` (MFCC);
+    pairs ``f64-knf``, ``f32-knf``, ``f32-f64``; loud/quiet split by the float64 fbank (23 bands for MFCC frames)."""
+    from kaldi_reference import knf_features, mfcc_split, worst_split
+
+    from audiokit.dsp.kaldi import kaldi_fbank, kaldi_mfcc
+
+    func = kaldi_mfcc if mfcc else kaldi_fbank
+    f64 = func(x, sr=sr, sample_scale=scale, **kw)
+    f32 = func(x, sr=sr, sample_scale=scale, dtype=np.float32, **kw)
+    theirs = knf_features(x, sr, mfcc, scale=scale, **kw)
+    assert f64.shape == f32.shape == theirs.shape, (f64.shape, theirs.shape)
+    out: dict[str, float] = {}
+    if mfcc:
+        split = kaldi_fbank(x, sr=sr, sample_scale=scale, snip_edges=kw.get("snip_edges", True))
+        for name, (a, b) in {"f64-knf": (f64, theirs), "f32-knf": (f32, theirs), "f32-f64": (f32, f64)}.items():
+            out.update({f"{name}{k}": v for k, v in mfcc_split(a, b, split).items()})
+    else:
+        for name, (a, b) in {"f64-knf": (f64, theirs), "f32-knf": (f32, theirs), "f32-f64": (f32, f64)}.items():
+            out.update({f"{name}/{k}": v for k, v in worst_split(a, b, f64).items()})
+    return out
+
+
+def dither_measure(x: np.ndarray, sr: int, mfcc: bool, kw: dict) -> dict[str, float]:
+    """``--dither 1`` (Kaldi's default): the float32 kernel against the float64 one with the same seeded noise (the
+    noise is drawn in float64 and added to the frames; kaldi-native-fbank draws other noise, so it is not compared)."""
+    from kaldi_reference import mfcc_split, worst_split
+
+    from audiokit.dsp.kaldi import kaldi_fbank, kaldi_mfcc
+
+    func = kaldi_mfcc if mfcc else kaldi_fbank
+    f64 = func(x, sr=sr, dither=1.0, seed=7, **kw)
+    f32 = func(x, sr=sr, dither=1.0, seed=7, dtype=np.float32, **kw)
+    if mfcc:
+        split = kaldi_fbank(x, sr=sr, dither=1.0, seed=7, snip_edges=kw.get("snip_edges", True))
+        return {f"f32-f64{k}": v for k, v in mfcc_split(f32, f64, split).items()}
+    return {f"f32-f64/{k}": v for k, v in worst_split(f32, f64, f64).items()}
+
+
+def _fmt(v: float) -> str:
+    return "" if math.isnan(v) else f"{v:.1e}"
+
+
+def case_table(sr: int = 16000) -> None:
+    """Print the float32 and float64 kernels against kaldi-native-fbank (and each other) on :func:`case_signals`."""
+    from common import print_table
+
+    signals = case_signals(sr)
+    rows = []
+    worst: dict[tuple[str, str], float] = {}
+    for cname, mfcc, kw, scale in CASE_CONFIGS:
+        for sname, x in signals.items():
+            m = case_measure(x, sr, mfcc, kw, scale)
+            for coef in ("/c0", "/ceps") if mfcc else ("",):
+                cells = [m[f"{pair}{coef}/{part}"] for part in ("loud", "quiet") for pair in ("f64-knf", "f32-knf", "f32-f64")]
+                label = {"": "log-mel", "/c0": "c0", "/ceps": "c1.. / lifter"}[coef]
+                rows.append([cname, label, sname, *map(_fmt, cells)])
+                for part, i in (("loud", 0), ("quiet", 3)):
+                    key = (f"{cname} | {label}", part)
+                    worst[key] = max((v for v in (worst.get(key, math.nan), cells[i + 1]) if not math.isnan(v)), default=math.nan)
+    for dname, mfcc, kw in (("fbank 80, --dither 1", False, {"num_mel_bins": 80}), ("MFCC, --dither 1", True, {})):
+        for sname, x in signals.items():
+            m = dither_measure(x, sr, mfcc, kw)
+            for coef in ("/c0", "/ceps") if mfcc else ("",):
+                label = {"": "log-mel", "/c0": "c0", "/ceps": "c1.. / lifter"}[coef]
+                rows.append(
+                    [dname, label, sname, "", "", _fmt(m[f"f32-f64{coef}/loud"]), "", "", _fmt(m[f"f32-f64{coef}/quiet"])]
+                )
+    print(
+        "\n# cases (16 kHz, dither 0 unless said): worst |difference| over the loud cells (within 60 dB of the signal's"
+        " strongest log-mel cell; MFCC: frames whose 23 bands all are) and over the others; f64/f32 = audiokit's kernel"
+        " with dtype float64/float32, knf = kaldi-native-fbank"
+    )
+    headers = ["options", "values", "signal", "loud f64-knf", "loud f32-knf", "loud f32-f64"]
+    print_table(headers + ["quiet f64-knf", "quiet f32-knf", "quiet f32-f64"], rows)
+    print("\n# worst over the signals of |float32 kernel - kaldi-native-fbank|")
+    print_table(["options | values", "cells", "max"], [[k, part, _fmt(v)] for (k, part), v in worst.items()])
 
 
 INPUT_KINDS = ("int16, no DC offset", "int16, DC offset", "float32, no DC offset", "float32, DC offset")
@@ -246,7 +403,7 @@ def cli_checks(wav: Path, sr: int, tmp: Path) -> dict[str, float]:
     """The commands, run in-process on the utterance's file.  librosa: ``max |a - ref| / max |ref|`` of ``mel --compat
     librosa --scale power`` and ``mfcc --compat librosa --deltas 2 --delta-method librosa`` (M, delta, delta-delta apart)
     against librosa's calls.  Kaldi: ``max |a - ref|`` of ``mel --compat kaldi`` / ``mfcc --compat kaldi`` (``.T``)
-    against ``kaldi_fbank`` / ``kaldi_mfcc`` in float64 (the .npy holds them rounded to float32)."""
+    against ``kaldi_fbank`` / ``kaldi_mfcc`` with the front end's dtype (float32: 0, the same bits)."""
     import contextlib
     import io
 
@@ -255,6 +412,7 @@ def cli_checks(wav: Path, sr: int, tmp: Path) -> dict[str, float]:
 
     from audiokit.cli.app import main as cli
     from audiokit.dsp.kaldi import kaldi_fbank, kaldi_mfcc
+    from audiokit.pipelines.kaldi_frontend import KERNEL_DTYPE
 
     y, _ = sf.read(wav, dtype="float32")
     out = {}
@@ -280,8 +438,9 @@ def cli_checks(wav: Path, sr: int, tmp: Path) -> dict[str, float]:
         (("M", M), ("delta", librosa.feature.delta(M)), ("delta2", librosa.feature.delta(M, order=2)))
     ):
         out[f"librosa: mfcc --compat librosa --deltas 2, {name} (relative)"] = rel(ours[20 * k : 20 * (k + 1)], ref)
-    out["kaldi: mel --compat kaldi - kaldi_fbank (absolute)"] = absolute(run("mel", "--compat", "kaldi").T, kaldi_fbank(y, sr=sr))
-    out["kaldi: mfcc --compat kaldi - kaldi_mfcc (absolute)"] = absolute(run("mfcc", "--compat", "kaldi").T, kaldi_mfcc(y, sr=sr))
+    kw = {"sr": sr, "dtype": KERNEL_DTYPE}
+    out["kaldi: mel --compat kaldi - kaldi_fbank (absolute)"] = absolute(run("mel", "--compat", "kaldi").T, kaldi_fbank(y, **kw))
+    out["kaldi: mfcc --compat kaldi - kaldi_mfcc (absolute)"] = absolute(run("mfcc", "--compat", "kaldi").T, kaldi_mfcc(y, **kw))
     return out
 
 
@@ -301,8 +460,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--cli", type=int, default=100, help="also the commands (librosa and kaldi presets) on the first N utterances"
     )
+    ap.add_argument("--no-cases", action="store_true", help="skip the table of named signals and options (case_table)")
     args = ap.parse_args(argv)
-    if shutil.which("espeak-ng") is None:
+    if args.count > 0 and shutil.which("espeak-ng") is None:
         print("error: espeak-ng is not installed (apt-get install -y espeak-ng): it synthesises the corpus", file=sys.stderr)
         return 3
     try:
@@ -313,10 +473,17 @@ def main(argv: list[str] | None = None) -> int:
     from common import machine_line, print_table, versions
 
     folder = args.corpus or Path(tempfile.gettempdir()) / f"audiokit-kaldi-corpus-s{args.seed}"
-    espeak = subprocess.run(["espeak-ng", "--version"], capture_output=True, text=True).stdout.split("Data at")[0].strip()
     print("# " + machine_line())
     ver = versions("numpy", "scipy", "soxr", "librosa", "kaldi_native_fbank", "audiokit")
+    if args.count <= 0:
+        print("# " + ", ".join(f"{k} {v}" for k, v in ver.items()))
+        if not args.no_cases:
+            case_table()
+        return 0
+    espeak = subprocess.run(["espeak-ng", "--version"], capture_output=True, text=True).stdout.split("Data at")[0].strip()
     print("# " + ", ".join(f"{k} {v}" for k, v in ver.items()) + f"; {espeak}")
+    if not args.no_cases:
+        case_table()
     print(f"# corpus: {args.count} utterances, seed {args.seed}, in {folder}")
     results: list[tuple[str, dict[str, float]]] = []  # (input kind, measures) per utterance
     rel: dict[str, list[float]] = {}
@@ -358,17 +525,35 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("worst cell: nats below the utterance's strongest cell", "worst cell: reference value (nats)"):
         v = np.asarray(column(key))
         print(f"# {key}: median {np.nanmedian(v):.1f}, min {np.nanmin(v):.1f}, max {np.nanmax(v):.1f}")
-    print("\n# kaldi-native-fbank - float64 reference by input (the audiokit - kaldi-native-fbank figures, to 1e-9)")
+    print(
+        "\n# the float32 rounding model |a - exact| <= 2 ulp + K eps sqrt(S/m) (m: the cell's band energy, S: its frame's"
+        " sum over the bands; exact: the float64 reference, fbank 80: audiokit's float64): the K each needs per utterance"
+    )
+    rows = [
+        [what, bands, *summary(column(f"K/{key}"))]
+        for key, what, bands in (
+            ("fbank/ak32", "audiokit dtype=float32", "23"),
+            ("fbank/knf", "kaldi-native-fbank", "23"),
+            ("fbank80/ak32", "audiokit dtype=float32", "80"),
+            ("fbank80/knf", "kaldi-native-fbank", "80"),
+        )
+    ]
+    print_table(["computation", "bands", "median", "p99", "max", "n"], rows)
+    print(
+        "\n# by input: kaldi-native-fbank - float64 reference (= audiokit float64 - kaldi-native-fbank, to 1e-9), audiokit"
+        " dtype=float32 - float64 reference, audiokit dtype=float32 - kaldi-native-fbank"
+    )
     rows = []
     for kind in INPUT_KINDS:
         for key, coef in (
-            ("knf-ref/fbank", "log-mel"),
-            ("knf-ref/mfcc/c0", "MFCC c0"),
-            ("knf-ref/mfcc/ceps", "MFCC c1.. / lifter"),
+            ("fbank", "log-mel"),
+            ("mfcc/c0", "MFCC c0"),
+            ("mfcc/ceps", "MFCC c1.. / lifter"),
         ):
             for part in ("loud", "quiet"):
-                rows.append([kind, coef, part, *summary(column(f"{key}/{part}", kind))])
-    print_table(["input", "values", "cells", "median", "p99", "max", "n"], rows)
+                for pair in ("knf-ref", "ak32-ref", "ak32-knf"):
+                    rows.append([kind, coef, part, pair, *summary(column(f"{pair}/{key}/{part}", kind))])
+    print_table(["input", "values", "cells", "difference", "median", "p99", "max", "n"], rows)
     if rel:
         print(f"\n# the commands on the first {min(args.cli, args.count)} utterances: worst per utterance")
         print_table(["check", "median", "p99", "max", "n"], [[k, *summary(v)] for k, v in rel.items()])

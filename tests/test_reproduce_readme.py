@@ -3,8 +3,9 @@
 Each test names its row (``tool | their call | audiokit``) in its docstring and runs both sides as written there,
 on ``examples/data/speech.wav`` (16 kHz).  The CLI is driven in-process through ``audiokit.cli.app.main``.
 Tolerances: linear values and cepstra <= 1e-5 relative to the largest |value| (audiokit's CLI computes the STFT in
-float32), complex STFT values <= 1e-5 relative, dB <= 1e-3 dB within 60 dB of the peak, Kaldi <= 1e-3 in log
-units (fbank; MFCC after dividing out the lifter, as tests/dsp/test_kaldi.py), identical shapes and frame counts.
+float32), complex STFT values <= 1e-5 relative, dB <= 1e-3 dB within 60 dB of the peak, Kaldi fbank <= 2e-4 in log
+units within 60 dB of the strongest cell and <= 2e-3 in all (both compute in float32: tests/cli/test_features_cli.py),
+MFCC <= 1e-3 after dividing out the lifter (as tests/dsp/test_kaldi.py), identical shapes and frame counts.
 torchaudio is not installed (and not in the test extra): its rows are checked against arrays torchaudio 2.9.1
 computed once from the same input (tests/data/torchaudio, made by make_reference.py there).
 """
@@ -181,7 +182,8 @@ def test_kaldi_fbank(tmp_path, y):
     mel --compat kaldi (the .npy is bins x frames: np.load(f).T is Kaldi's matrix)"""
     ours = cli_npy(tmp_path, "mel", "--compat", "kaldi").T
     ref = _knf(y, False)
-    assert ours.shape == ref.shape and np.max(np.abs(ours - ref)) <= 1e-3
+    loud = ref >= ref.max() - np.log(1e6)  # within 60 dB of the strongest cell
+    assert ours.shape == ref.shape and np.max(np.abs(ours - ref)[loud]) <= 2e-4 and np.max(np.abs(ours - ref)) <= 2e-3
 
 
 @pytest.mark.skipif(knf is None, reason="kaldi-native-fbank is not installed (test extra)")

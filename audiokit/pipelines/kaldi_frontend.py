@@ -6,6 +6,14 @@ dim, k)`` float64 chunks of log-mel energies (or cepstra), as :class:`~audiokit.
 gives spectra, and the same post-processing chain (CMVN, deltas) follows.  The Kaldi-only options themselves
 (:class:`KaldiFrontend`) and their rate-free checks live with the other options
 (:mod:`audiokit.pipelines.timefreq_options`).
+
+Precision: the kernel computes in float32 (:data:`KERNEL_DTYPE`, Kaldi's own ``BaseFloat``; the frame sums, DC mean,
+raw log energy, DC removal and pre-emphasis in float64, each frame rounded once), faster than float64 and within
+float32 rounding of the exact value, per cell; the bounds against kaldi-native-fbank per case are in
+``docs/conventions.md`` ("Kaldi precision").  Its values are widened to float64 (exactly) for the chain, so CMVN
+and deltas still run in float64.  Samples are read as float32 where that is exact (:data:`EXACT_FLOAT32_SUBTYPES`,
+without ``--mix``), else as float64; either way the output is bit for bit ``kaldi_fbank(samples, dtype=np.float32)``
+(``kaldi_mfcc``) of the whole signal.
 """
 
 from __future__ import annotations
@@ -24,10 +32,24 @@ if TYPE_CHECKING:
     from ..io.reader import AudioSource
     from .timefreq_options import FeatureOptions, Parsed
 
-__all__ = ["KALDI_SAMPLE_SCALE", "KALDI_WINDOWS", "KaldiFrontEnd", "KaldiFrontend", "kaldi_options"]
+__all__ = [
+    "EXACT_FLOAT32_SUBTYPES",
+    "KALDI_SAMPLE_SCALE",
+    "KALDI_WINDOWS",
+    "KERNEL_DTYPE",
+    "KaldiFrontEnd",
+    "KaldiFrontend",
+    "kaldi_options",
+]
 
 #: Kaldi's sample scale: audiokit's +/-1 full scale -> int16 units.
 KALDI_SAMPLE_SCALE = 32768.0
+#: The kernel's working precision (:class:`~audiokit.dsp.kaldi.KaldiFeatureStream` ``dtype``); see the module docstring.
+KERNEL_DTYPE = np.float32
+#: Source subtypes whose samples (``code / 2**(B-1)``, at most 24 significant bits, or float32 itself) float32 holds
+#: exactly, so reading them as float32 changes no value; any other (32-bit PCM, float64, decoded codecs) is read as
+#: float64, as is a ``--mix`` of channels (a float32 mean would round).
+EXACT_FLOAT32_SUBTYPES = frozenset({"PCM_S8", "PCM_U8", "PCM_16", "PCM_24", "ULAW", "ALAW", "FLOAT"})
 #: What a Kaldi-front-end preset does beyond the options (:data:`~audiokit.pipelines.compat.PRESET_STEPS`):
 #: ``(sample scale, energy floor or None for the option's)``.  Lhotse's extractors take the samples as read and
 #: floor the log energy at ``ln(1e-10)`` (``lhotse.utils.EPSILON``).
@@ -46,10 +68,10 @@ class KaldiFrontEnd:
         The feature dimension too (Kaldi has no ``--ref``/``--top-db`` and needs no peak).
     """
 
-    read_dtype = "float64"
-
     def __init__(self, parsed: Parsed, source: AudioSource, channels: int):
         self.options = parsed.options
+        mixed = parsed.tf.mix and source.channels > 1
+        self.read_dtype = "float32" if source.subtype in EXACT_FLOAT32_SUBTYPES and not mixed else "float64"
         self.kopts = kaldi_options(parsed.options, source.sr)
         self.sample_scale = _PRESET_FRONT_END.get(parsed.options.compat, (KALDI_SAMPLE_SCALE, None))[0]
         if parsed.options.compat == "lhotse":
@@ -65,10 +87,13 @@ class KaldiFrontEnd:
 
         seed, fft = self.options.kaldi.seed, self.options.timefreq.stft.fft
         seeds = [None if seed is None else seed + c for c in range(self.channels)]
-        self._streams = [KaldiFeatureStream(self.kopts, sample_scale=self.sample_scale, seed=s, fft=fft) for s in seeds]
+        self._streams = [
+            KaldiFeatureStream(self.kopts, sample_scale=self.sample_scale, seed=s, dtype=KERNEL_DTYPE, fft=fft) for s in seeds
+        ]
 
     def push(self, block: np.ndarray) -> np.ndarray:
-        """``(channels, n)`` samples -> the ``(channels, dim, k)`` frames they complete (float64)."""
+        """``(channels, n)`` samples -> the ``(channels, dim, k)`` frames they complete (float64: the float32 kernel's
+        values, widened)."""
         return self._stack([s.accept_waveform(block[c]) for c, s in enumerate(self._streams)])
 
     def finish(self) -> np.ndarray:
@@ -78,7 +103,7 @@ class KaldiFrontEnd:
     def _stack(self, outs: list[np.ndarray]) -> np.ndarray:
         if not outs[0].shape[0]:
             return np.zeros((len(outs), self.rows, 0))
-        return np.stack([a.T for a in outs])
+        return np.stack([a.T for a in outs], dtype=np.float64)
 
     # ---------------------------------------------------------------- what the outputs record
     def row_names(self) -> list[str]:

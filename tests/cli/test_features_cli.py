@@ -3,9 +3,14 @@
 References (the real libraries, in the test extra):
 
 * Kaldi: ``kaldi-native-fbank`` (``OnlineFbank``/``OnlineMfcc``, Kaldi's C++ feature code in float32, dither 0).
-  fbank: max |diff| <= 1e-3 (natural-log units); MFCC as ``tests/dsp/test_kaldi.py`` compares them: c0/energy
-  directly, the other cepstra after dividing out the lifter (<= 1e-3); identical frame counts.  The CLI's
-  ``.npy`` is (rows, frames): compared as ``.T``.
+  Both sides compute in float32 (the front end's kernel, ``docs/conventions.md`` "Kaldi precision"), each within
+  float32 rounding of the exact value, so in cells far below a frame's strongest band the two roundings add up.
+  fbank: |diff| <= 2e-4 in the loud cells (within 60 dB of the strongest, the README's bound) and <= 2e-3 in all
+  (measured: 1.3e-3 on the speech example at 16 kHz, 23 and 30 bands, in a band 91 dB below the strongest cell:
+  kaldi-native-fbank's own 6.5e-4 plus ours; <= 6.8e-4 elsewhere), 80 bands <= 1e-2 in all (5.5e-3; the float64
+  kernel 5.3e-3); MFCC as ``tests/dsp/test_kaldi.py`` compares them: c0/energy directly, the other cepstra after
+  dividing out the lifter (<= 1e-3); identical frame counts.  The CLI's ``.npy`` is (rows, frames): compared as
+  ``.T``.
 * librosa: ``feature.melspectrogram`` (+ ``power_to_db``), ``feature.mfcc``, ``feature.delta``, ``stft``:
   <= 1e-5 relative for linear values and cepstra (relative to the largest |value|), <= 1e-3 dB for dB values.
 * torchaudio is not installed (nor in the test extra): its preset is checked against arrays torchaudio 2.9.1
@@ -25,7 +30,7 @@ import soundfile as sf
 
 import audiokit
 from tests.helpers.cli import write
-from tests.helpers.kaldi_reference import knf_features, needs_knf
+from tests.helpers.kaldi_reference import knf_features, needs_knf, worst_split
 
 librosa = pytest.importorskip("librosa")
 
@@ -78,6 +83,17 @@ def kaldi_lifter(n: int, q: float) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # Kaldi
 # --------------------------------------------------------------------------------------------
+#: fbank against kaldi-native-fbank (module docstring): loud cells, all cells, all cells with 80 bands.
+KNF_LOUD, KNF_ALL, KNF_ALL_80 = 2e-4, 2e-3, 1e-2
+
+
+def assert_fbank_close(ours: np.ndarray, ref: np.ndarray) -> None:
+    """``ours`` (frames x bins) within the module's bounds of kaldi-native-fbank's ``ref``."""
+    assert ours.shape == ref.shape
+    assert worst_split(ours, ref, ref)["loud"] <= KNF_LOUD
+    assert np.max(np.abs(ours - ref)) <= (KNF_ALL_80 if ref.shape[1] > 40 else KNF_ALL)
+
+
 KALDI_CASES = [
     pytest.param([], {}, id="defaults"),
     pytest.param(["--no-snip-edges"], {"snip_edges": False}, id="no-snip-edges"),
@@ -87,6 +103,7 @@ KALDI_CASES = [
         {"low_freq": 64.0, "high_freq": -400.0, "num_mel_bins": 30},
         id="povey-band-30",
     ),
+    pytest.param(["--n-mels", "80"], {"num_mel_bins": 80}, id="80-bands"),
     pytest.param(
         ["--preemphasis", "0.5", "--no-remove-dc"], {"preemph_coeff": 0.5, "remove_dc_offset": False}, id="preemph-no-dc"
     ),
@@ -99,11 +116,12 @@ KALDI_CASES = [
 @pytest.mark.parametrize("name", ["speech", "synth"])
 @pytest.mark.parametrize("args, kw", KALDI_CASES)
 def test_mel_compat_kaldi_is_kaldi_fbank(cli, tmp_path, name, sr, args, kw):
+    if sr == 8000 and kw.get("num_mel_bins") == 80:
+        pytest.skip("80 bands at 8 kHz leave a band without an FFT bin (Kaldi refuses it too)")
     x = signal(name, sr)
     ours, meta = run_npy(cli, x, sr, tmp_path, "mel", "--compat", "kaldi", *args)
     ref = knf_features(x, sr, False, **kw)
-    assert ours.T.shape == ref.shape
-    assert np.max(np.abs(ours.T - ref)) <= 1e-3
+    assert_fbank_close(ours.T, ref)
     assert meta["kind"] == "fbank" and meta["layout"] == "(n_rows, n_frames)" and meta["compat"] == "kaldi"
     assert meta["kaldi"]["num_mel_bins"] == ref.shape[1]
 
@@ -144,7 +162,7 @@ def test_kaldi_use_energy_and_raw_energy_on_fbank(cli, tmp_path):
     x = speech()
     ours, meta = run_npy(cli, x, 16000, tmp_path, "mel", "--compat", "kaldi", "--use-energy", "--no-raw-energy")
     ref = knf_features(x, 16000, False, use_energy=True, raw_energy=False)
-    assert np.max(np.abs(ours.T - ref)) <= 1e-3
+    assert_fbank_close(ours.T, ref)
     assert meta["rows"][0] == "energy"
 
 

@@ -4,7 +4,8 @@
 * :func:`naive_kaldi`: Kaldi's per-frame loop written out (float64 arithmetic, Kaldi's float32 tables: the
   window and the mel bank are ``BaseFloat`` vectors in Kaldi); independent of audiokit's vectorised code (only its
   option dataclasses are used, as parameters).
-* :func:`loud_cells` and :func:`worst_split`: the accuracy figures' split of the cells by level.
+* :func:`loud_cells` and :func:`worst_split`: the accuracy figures' split of the cells by level; :func:`rounding_k`: the
+  per-cell float32 rounding model's constant a difference needs.
 * :func:`mix_utterance`: the corpus recipe (speech clips, pauses, background noise or digital silence, level,
   DC offset, int16 rounding), shared by the benchmark's corpus and the tests' smaller one.
 """
@@ -35,8 +36,9 @@ SPLIT_DB = 60.0
 SPLIT_NATS = SPLIT_DB / 10.0 * math.log(10.0)
 
 
-def knf_features(x: np.ndarray, sr: int, mfcc: bool, **kw) -> np.ndarray:
-    """kaldi-native-fbank on int16-scaled samples (dither 0), frames x bins; ``kw`` sets its options by name."""
+def knf_features(x: np.ndarray, sr: int, mfcc: bool, *, scale: float = 32768.0, **kw) -> np.ndarray:
+    """kaldi-native-fbank on the samples times ``scale`` (int16 units by default; 1.0: as read, Lhotse's), dither 0,
+    frames x bins; ``kw`` sets its options by name."""
     opts = knf.MfccOptions() if mfcc else knf.FbankOptions()
     opts.frame_opts.dither = 0.0
     opts.frame_opts.samp_freq = sr
@@ -50,7 +52,7 @@ def knf_features(x: np.ndarray, sr: int, mfcc: bool, **kw) -> np.ndarray:
         else:
             setattr(opts, key, value)
     comp = knf.OnlineMfcc(opts) if mfcc else knf.OnlineFbank(opts)
-    comp.accept_waveform(sr, (x * 32768.0).astype(np.float32))
+    comp.accept_waveform(sr, (np.asarray(x, np.float64) * scale).astype(np.float32))
     comp.input_finished()
     n = comp.num_frames_ready
     dim = opts.num_ceps if mfcc else opts.mel_opts.num_bins + int(opts.use_energy)
@@ -186,6 +188,22 @@ def mfcc_split(a: np.ndarray, b: np.ndarray, ref_fbank: np.ndarray, lifter: floa
         worst = cols.max(axis=1) if d.shape[0] else np.zeros(0)
         out[f"/{name}/loud"], out[f"/{name}/quiet"] = _worst(worst, loud), _worst(worst, ~loud)
     return out
+
+
+def rounding_k(a: np.ndarray, b: np.ndarray, ref: np.ndarray) -> float:
+    """The float32 rounding model's constant that ``|a - b|`` needs: max over the cells of a log-mel array (frames x
+    bands) of ``(|a - b| - 2 ulp(b)) / (eps sqrt(S / m))``, ``eps = 2**-23``, ``m = exp(ref)`` the cell's band energy
+    and ``S`` its frame's sum over the bands (``ref``: the exact, float64 values).
+
+    A float32 FFT's error in each bin is a few ``eps`` of the whole frame's amplitude, not of the bin's, so a band's log
+    is off by about ``K eps sqrt(S / m)``: tiny in a frame's strongest bands, up to nats ~40 nats below them
+    (``tests/cli/test_lhotse.py`` bounds Lhotse's float32 Fbank this way, ``K = 64``).  Negative when every cell is within
+    its 2 ulp."""
+    r = np.asarray(ref, np.float64)
+    m = np.exp(r - r.max(axis=1, keepdims=True))  # S / m is scale-free: no overflow for large log energies
+    ulp = np.spacing(np.abs(np.asarray(b)).astype(np.float32)).astype(np.float64)
+    excess = np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)) - 2 * ulp
+    return float(np.max(excess / (2.0**-23 * np.sqrt(m.sum(axis=1, keepdims=True) / m)))) if r.size else -math.inf
 
 
 # --------------------------------------------------------------------------------------------
