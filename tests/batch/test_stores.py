@@ -190,18 +190,9 @@ def test_shards_store_opens_with_webdataset(ws, feature):
             assert [json.loads(line)["id"] for line in fh] == keys  # Lhotse's from_shar: cut id == member key
 
 
-#: A corpus of mono files and one stereo file under --mix: the stereo member's .json holds "channels": [0, 1], the
-#: others "channels": 0, and datasets' webdataset builder (which infers one schema from the first examples) fails.
-HF_MIXED_CHANNELS = pytest.mark.xfail(
-    strict=True,
-    reason="shards of mono + --mix stereo inputs: <key>.json 'channels' is 0 for one member and [0, 1] for another, "
-    "so datasets.load_dataset('webdataset') fails (TypeError casting a list to int64)",
-)
-
-
 @pytest.mark.slow
 @WEBDATASET_UNCLOSED
-@pytest.mark.parametrize("feature", [pytest.param(f, marks=HF_MIXED_CHANNELS) if f == "spectrogram-mix" else f for f in FEATURES])
+@pytest.mark.parametrize("feature", FEATURES)
 def test_shards_store_opens_with_hf_datasets(ws, feature, tmp_path):
     ref = ws.reference(feature)
     arrays = read_hf_webdataset(ws.store(feature, "shards"), tmp_path / "hf")

@@ -189,12 +189,13 @@ def write_jsonl_gz(path: str | os.PathLike[str], dicts: Iterable[Mapping[str, An
 
 
 def _channel(record: Record, facts: Mapping[str, Any]) -> int | list[int]:
-    """The cut's channel: an int for one channel (a MonoCut), every channel for a mix (a MultiCut)."""
+    """The cut's channel: an int for one channel (a MonoCut), every channel for a mix (a MultiCut, also of a mono
+    input: one store's members then have one JSON schema, which HF datasets' webdataset builder needs)."""
     channels, chosen = _input_channels(record), facts.get("channel")
-    if channels == 1:
-        return 0
     if chosen == "mix":
         return list(range(channels))
+    if channels == 1:
+        return 0
     if isinstance(chosen, int) and not isinstance(chosen, bool) and 0 <= chosen < channels:
         return chosen
     raise ParameterError(

@@ -20,7 +20,7 @@ import json
 import os
 import sqlite3
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -195,10 +195,14 @@ class StoreCorpus:
         max_frames: int | None = None,
         order: str = "length",
         bucket: int = 100,
+        pool: int = 64,
         seed: int | None = None,
         drop_last: bool = False,
     ) -> Iterator[Batch]:
         """Padded batches for a training loop, grouped by length so that padding stays small.
+
+        The index is read in length order as the batches are made (the first batch of a million-utterance store
+        costs one batch of rows), so memory holds one bucket and the pool of batches below.
 
         Parameters
         ----------
@@ -208,29 +212,28 @@ class StoreCorpus:
             Largest ``B * T`` (padded frames) of a batch; with ``batch_size`` both limits hold.  One of the two is
             needed.
         order : {"length", "bucket"}
-            ``length``: every utterance sorted by ``n_frames`` (then id), batches in that order; ``bucket``: the
-            sorted list cut into buckets of ``bucket`` utterances, shuffled within each bucket and the batches
-            shuffled (``seed``; the same seed gives the same batches).
+            ``length``: every utterance by ``n_frames`` (then id), batches in that order; ``bucket``: consecutive
+            runs of ``bucket`` utterances in that order shuffled within the run, their batches drawn at random
+            from a pool of up to ``pool`` batches (``seed``; the same seed gives the same batches).
         drop_last : bool
-            Drop a last batch smaller than ``batch_size``.
+            Drop the batches smaller than ``batch_size``.
         """
         if batch_size is None and max_frames is None:
             raise ValueError("give batch_size or max_frames")
         if order not in ("length", "bucket"):
             raise ValueError(f"order must be 'length' or 'bucket', got {order!r}")
-        rows = [
+        rows = (
             dict(zip(COLUMNS, r, strict=True))
             for r in self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM utterances ORDER BY n_frames, id")
-        ]
-        rng = np.random.default_rng(seed)
-        if order == "bucket":
-            rows = [r for i in range(0, len(rows), bucket) for r in _shuffled(rows[i : i + bucket], rng)]
-        groups = _group(rows, batch_size, max_frames)
-        if drop_last and batch_size is not None and groups and len(groups[-1]) < batch_size:
-            groups.pop()
-        if order == "bucket":
-            groups = _shuffled(groups, rng)
+        )
+        groups = (
+            _group(rows, batch_size, max_frames)
+            if order == "length"
+            else _bucketed(rows, batch_size, max_frames, bucket, pool, seed)
+        )
         for group in groups:
+            if drop_last and batch_size is not None and len(group) < batch_size:
+                continue
             yield self._pad(group)
 
     def _pad(self, rows: list[dict[str, Any]]) -> Batch:
@@ -243,27 +246,48 @@ class StoreCorpus:
         return Batch(ids=[r["id"] for r in rows], features=features, mask=mask, lengths=lengths)
 
 
-def _shuffled(items: list[Any], rng: np.random.Generator) -> list[Any]:
-    return [items[i] for i in rng.permutation(len(items))]
+Row = dict[str, Any]
 
 
-def _group(rows: list[dict[str, Any]], batch_size: int | None, max_frames: int | None) -> list[list[dict[str, Any]]]:
-    """Consecutive rows into batches under ``batch_size`` utterances and ``max_frames`` padded frames."""
-    groups: list[list[dict[str, Any]]] = []
-    current: list[dict[str, Any]] = []
+def _group(rows: Iterable[Row], batch_size: int | None, max_frames: int | None) -> Iterator[list[Row]]:
+    """Consecutive rows into batches under ``batch_size`` utterances and ``max_frames`` padded frames (a lazy pass)."""
+    current: list[Row] = []
     longest = 0
     for row in rows:
         longer = max(longest, int(row["n_frames"]))
         full = batch_size is not None and len(current) >= batch_size
         over = max_frames is not None and current and longer * (len(current) + 1) > max_frames
         if full or over:
-            groups.append(current)
+            yield current
             current, longer = [], int(row["n_frames"])
         current.append(row)
         longest = longer
     if current:
-        groups.append(current)
-    return groups
+        yield current
+
+
+def _bucketed(
+    rows: Iterable[Row], batch_size: int | None, max_frames: int | None, bucket: int, pool: int, seed: int | None
+) -> Iterator[list[Row]]:
+    """``order="bucket"``: runs of ``bucket`` rows shuffled, batched, and drawn at random from a pool of batches."""
+    rng = np.random.default_rng(seed)
+    waiting: list[list[Row]] = []
+    run: list[Row] = []
+
+    def batches_of(run: list[Row]) -> Iterator[list[Row]]:
+        return _group([run[i] for i in rng.permutation(len(run))], batch_size, max_frames)
+
+    for row in rows:
+        run.append(row)
+        if len(run) == bucket:
+            waiting.extend(batches_of(run))
+            run = []
+            while len(waiting) > pool:
+                yield waiting.pop(int(rng.integers(len(waiting))))
+    if run:
+        waiting.extend(batches_of(run))
+    while waiting:
+        yield waiting.pop(int(rng.integers(len(waiting))))
 
 
 #: ``\\0B`` + ``FM `` + ``\\4`` rows (int32) + ``\\4`` cols (int32): the header of Kaldi's binary float matrix.

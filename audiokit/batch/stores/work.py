@@ -96,6 +96,10 @@ def _utterance(
     store, spec = job.store, job.spec
 
     def call(inputs: Any) -> tuple[Any, dict[str, Any]]:
+        if store.kind == "kaldi":
+            from ...io.ark import check_kaldi_key
+
+            check_kaldi_key(key, item.path)  # before any work, naming the input
         speaker = store.speaker_of(item.id, item.path)
         taps: list[_Tap] = []
 
