@@ -200,6 +200,7 @@ class TimeMajorNpy:
                 "shape": (self._rows, self._feats),
             }
             np.lib.format.write_array_header_1_0(self._fh, header)
+            self._offset = self._fh.tell()
         except OSError as exc:
             self._stack.close()
             raise OutputError(describe_os_error(exc), self.path) from exc
@@ -216,12 +217,13 @@ class TimeMajorNpy:
         self._written += data.shape[0]
 
     def end(self, meta: dict) -> dict:
-        """Check the row count; the file is committed when the ``with`` block ends.  Location: ``{"nbytes": n}``."""
+        """Check the row count; the file is committed when the ``with`` block ends.  Location: ``{"offset": header
+        bytes, "nbytes": array bytes}`` (the array is ``nbytes`` at ``offset``, C order)."""
         from .members import check_member_rows
 
         check_member_rows(self._written, self._rows, self._key, self.path)
         self._ended = True
-        return {"nbytes": self._rows * self._feats * self.dtype.itemsize}
+        return {"offset": self._offset, "nbytes": self._rows * self._feats * self.dtype.itemsize}
 
     def drop(self) -> None:
         """Forget the member: the file will not be written."""

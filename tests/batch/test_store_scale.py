@@ -150,11 +150,6 @@ def test_opening_a_store_of_a_million_utterances_is_small_and_quick(million):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="StoreCorpus.batches() reads every index row into a dict before the first batch "
-    "(reader.py: rows = [dict(...) for r in SELECT ... ORDER BY n_frames, id]): 7 s of CPU and +870 MB (peak RSS) for 1 M utterances",
-)
 def test_the_first_padded_batch_of_a_million_utterance_store_is_small_and_quick(million):
     out, ok = million
     figures = _probe(_BATCH_PROBE, out, ok)

@@ -92,9 +92,9 @@ def shard_plan(
     out_dir: str,
     shard_size: str,
     estimate: Callable[[InputItem], int],
-) -> tuple[list[tuple[int, list[InputItem]]], list[InputItem]]:
-    """``([(shard number, its inputs), ...], inputs already done)`` for this run's ``items``; the plan file is
-    updated with the new shards (see the module docstring).
+) -> tuple[list[tuple[int, list[InputItem]]], list[InputItem], dict[int, list[InputItem]] | None]:
+    """``([(shard number, its inputs), ...], inputs already done, the plan to write)`` for this run's ``items``: the
+    plan with the new shards, for :func:`write_plan` before any shard is computed (None: unchanged).
 
     ``latest`` maps :func:`~audiokit.batch.manifest.record_key` to the last manifest record of each input;
     ``estimate(item)`` is an input's array bytes.
@@ -114,8 +114,7 @@ def shard_plan(
     packed = pack(new, used=set(plan), shard_size=shard_size, estimate=estimate)
     if packed:
         plan.update(packed)
-        write_plan(out_dir, plan)
-    return todo + packed, done
+    return todo + packed, done, plan if packed else None
 
 
 def pack(

@@ -75,7 +75,8 @@ class StoreEntry:
 
     @property
     def array(self) -> np.ndarray:
-        """The ``(n_frames, n_feats)`` array (read-only; a memory map where the store allows)."""
+        """The ``(n_frames, n_feats)`` array (a read-only memory map into the shard or ark; a ``.npy`` is read
+        whole, up to 16 MiB, and mapped beyond)."""
         return self._corpus.read(self.record)
 
 
@@ -172,8 +173,15 @@ class StoreCorpus:
         """The array of an index row (see the module docstring)."""
         path = self.root.joinpath(*str(row["file"]).split("/"))
         n_frames, n_feats = int(row["n_frames"]), int(row["n_feats"])
-        if self.kind == "npy":
-            return np.load(path, mmap_mode="r")
+        if self.kind == "npy":  # read whole (faster than np.load: the header is known), mapped beyond 16 MiB
+            nbytes, offset = row.get("nbytes") or 0, row.get("offset")
+            if offset is None or nbytes > MMAP_BYTES:
+                return np.load(path, mmap_mode="r" if nbytes > MMAP_BYTES else None)
+            count = n_frames * n_feats
+            array = np.fromfile(path, dtype=self.dtype.newbyteorder("<"), count=count, offset=int(offset))
+            if array.size != count:
+                raise InputError(f"holds {array.size} of the {count} values the store's index gives (the file changed?)", path)
+            return array.reshape(n_frames, n_feats)
         if self.kind == "shards":
             from ...io.tar_shard import read_member
 
@@ -290,6 +298,8 @@ def _bucketed(
         yield waiting.pop(int(rng.integers(len(waiting))))
 
 
+#: Arrays of the ``npy`` store larger than this are memory-mapped rather than read.
+MMAP_BYTES = 16 << 20
 #: ``\\0B`` + ``FM `` + ``\\4`` rows (int32) + ``\\4`` cols (int32): the header of Kaldi's binary float matrix.
 _KALDI_FM_HEADER = 15
 

@@ -18,13 +18,13 @@ import os
 import shutil
 from typing import Any
 
-from ...errors import ParameterError
+from ...errors import InputError, ParameterError
 from ..inputs import InputItem
 from ..manifest import MANIFEST, is_done, latest_records, record_key
 from .description import DESCRIPTION, describe, read_description, store_plan, write_description
 from .index import INDEX, JOURNAL, StatsJournal, build_index, corpus_stats
 from .layout import SHAR, key_of, member_path, shard_number
-from .plan import PLAN, array_bytes, shard_plan
+from .plan import PLAN, array_bytes, shard_plan, write_plan
 from .views import view_files, write_views
 from .work import StoreTask
 
@@ -40,6 +40,8 @@ class StoreSession:
         self.description: dict[str, Any] = {}
         self.facts: dict[str, Any] = {}
         self._journal: StatsJournal | None = None
+        self._headers: dict[tuple[Any, ...], tuple[int, int] | None] = {}
+        self._plan: dict[int, list[InputItem]] | None = None
 
     # ------------------------------------------------------------------ before the run
     def prepare(
@@ -53,7 +55,7 @@ class StoreSession:
                 self.clear(previous)
                 previous = None
                 latest = {}
-        sr = previous["sr"] if previous and previous.get("sr") else (self.store.sr or self._first_rate(items))
+        sr = previous["sr"] if previous and previous.get("sr") else (self.store.sr or self._common_rate(items))
         from ...pipelines.timefreq import frame_geometry
 
         geometry = frame_geometry(self.job.options, sr or 16000)
@@ -61,12 +63,21 @@ class StoreSession:
         self.description = describe(
             self.job, self.fingerprint, sr=sr, n_feats=geometry.n_feats, hop_length=geometry.hop_length, plan=plan
         )
-        write_description(self.out_dir, self.description)
         self.facts = self._facts(geometry.frame_shift, geometry.n_feats)
+        tasks, done = self._tasks(items, latest, chunk, geometry, sr or 0)
+        if self.store.sr is None and sr:
+            self._refuse_other_rates([i for t in tasks for i in t], sr)
+        if self._plan is not None:
+            write_plan(self.out_dir, self._plan)
+        write_description(self.out_dir, self.description)
         self._journal = StatsJournal(os.path.join(self.out_dir, JOURNAL), geometry.n_feats)
+        return tasks, done
 
+    def _tasks(
+        self, items: list[InputItem], latest: dict[tuple[str, str, str], dict[str, Any]], chunk: int, geometry: Any, sr: int
+    ) -> tuple[list[StoreTask], list[InputItem]]:
         def task(members: list[InputItem], shard: int | None) -> StoreTask:
-            return StoreTask(tuple(members), shard, geometry.n_feats, sr or 0, self.facts)
+            return StoreTask(tuple(members), shard, geometry.n_feats, sr, self.facts)
 
         if not self.store.sharded:
             todo: list[InputItem] = []
@@ -82,9 +93,10 @@ class StoreSession:
         itemsize = 2 if self.store.dtype == "float16" else 4
 
         def estimate(item: InputItem) -> int:
-            return array_bytes(self._samples(item), geometry.hop_length, geometry.n_feats, itemsize)
+            header = self._header(item)
+            return array_bytes(header[1] if header else 0, geometry.hop_length, geometry.n_feats, itemsize)
 
-        shards, done = shard_plan(
+        shards, done, self._plan = shard_plan(
             items,
             latest,
             kind=self.store.kind,
@@ -129,28 +141,40 @@ class StoreSession:
         if folder is not None:
             shutil.rmtree(os.path.join(self.out_dir, folder), ignore_errors=True)
 
-    def _first_rate(self, items: list[InputItem]) -> int | None:
-        """The rate of the first input (by id) whose header opens."""
+    def _header(self, item: InputItem) -> tuple[int, int] | None:
+        """``(sr, n_samples)`` of ``item`` as the job opens it (after ``--sr``), read once; None when it does not open
+        (its task fails it with the reason)."""
         from ..jobs import input_options
 
-        for item in sorted(items, key=lambda i: i.id):
+        key = (item.id, item.path, item.start, item.duration)
+        if key not in self._headers:
+            self._headers[key] = None
             if item.problem is None:
                 with contextlib.suppress(Exception):
                     with input_options(self.job, item).open(item.path) as source:
-                        return int(source.sr)
-        return None
+                        self._headers[key] = (int(source.sr), int(source.n_samples))
+        return self._headers[key]
 
-    def _samples(self, item: InputItem) -> int:
-        """Samples per channel of ``item`` at the store's rate, from its header (0 when it does not open)."""
-        from ..jobs import input_options
+    def _common_rate(self, items: list[InputItem]) -> int | None:
+        """A new store's rate: the most common header rate of its inputs (ties: the first input's by id)."""
+        counts: dict[int, int] = {}
+        for item in sorted(items, key=lambda i: i.id):
+            header = self._header(item)
+            if header is not None:
+                counts[header[0]] = counts.get(header[0], 0) + 1
+        return max(counts, key=lambda rate: counts[rate]) if counts else None
 
-        if item.problem is not None:
-            return 0
-        try:
-            with input_options(self.job, item).open(item.path) as source:
-                return int(source.n_samples)
-        except Exception:  # noqa: BLE001 - the task fails it with its reason; it costs nothing here
-            return 0
+    def _refuse_other_rates(self, items: list[InputItem], sr: int) -> None:
+        """InputError naming the first input (by id) whose rate is not the store's, before any work (exit 3)."""
+        odd = [(i, h[0]) for i in sorted(items, key=lambda i: i.id) if (h := self._header(i)) is not None and h[0] != sr]
+        if odd:
+            item, rate = odd[0]
+            more = f"; {len(odd) - 1} more inputs are not at {sr} Hz either" if len(odd) > 1 else ""
+            raise InputError(
+                f"{rate} Hz, but the store's rate is {sr} Hz{more}: a store holds one rate (give --sr {sr} to resample "
+                "every input on read)",
+                item.path,
+            )
 
     def _facts(self, frame_shift: float, n_feats: int) -> dict[str, Any]:
         from ...pipelines.timefreq import FeatureOptions

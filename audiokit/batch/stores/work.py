@@ -50,8 +50,6 @@ class StoreTask:
     n_feats: int
     sr: int
     facts: dict[str, Any] = field(default_factory=dict)
-    #: Return the sidecar of the task's utterances (the client needs one, while the store has no plan yet).
-    describe: bool = True
 
     def __iter__(self) -> Iterator[InputItem]:
         return iter(self.items)
@@ -180,7 +178,7 @@ def run_store_task(job: Any, task: StoreTask, out_dir: str) -> list[dict[str, An
 
     for name, value in tasks.THREAD_VARS.items():
         os.environ.setdefault(name, value)
-    describing = [task.describe]  # until one utterance of the task has given its sidecar
+    describing = [True]  # until one utterance of the task has given its sidecar (the client keeps the first one)
     if task.shard is None:
         return [_npy_utterance(job, item, task, out_dir, describing) for item in task.items]
     return _shard(job, task, out_dir, describing)
