@@ -10,7 +10,8 @@ Sections:
 
 1. **Kaldi fbank** (``compute-fbank-feats`` defaults: 25 ms / 10 ms, povey, 23 bins,
    ``snip_edges``, dither 0), frames x 23:
-   * audiokit ``kaldi_fbank(x, sr=16000)`` (float64, the default) and ``dtype=np.float32``;
+   * audiokit ``kaldi_fbank(x, sr=16000)`` (float64, the library default) and ``dtype=np.float32`` (what ``mel
+     --compat kaldi`` computes); ``--fbank-bins 80`` for the bands of ``mel --compat kaldi --n-mels 80``;
    * kaldi-native-fbank ``OnlineFbank``: one ``accept_waveform(16000, x * 32768)`` over the
      whole signal + ``input_finished()`` (its computation), and the same followed by the
      ``get_frame`` loop that gathers the frames into one array (what a caller needs).
@@ -40,6 +41,7 @@ from common import limit_threads  # noqa: E402
 limit_threads(1)  # before numpy is imported, for every contender
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import gc  # noqa: E402
 import time  # noqa: E402
 
@@ -61,11 +63,13 @@ SR = 16000
 TARGET_KNF, TARGET_LIBROSA = 3.0, 5.0
 
 
-def knf_run(x: np.ndarray, mfcc: bool, gather: bool):
+def knf_run(x: np.ndarray, mfcc: bool, gather: bool, bins: int = 23):
     import kaldi_native_fbank as knf
 
     opts = knf.MfccOptions() if mfcc else knf.FbankOptions()
     opts.frame_opts.dither = 0.0
+    if not mfcc:
+        opts.mel_opts.num_bins = bins
     comp = knf.OnlineMfcc(opts) if mfcc else knf.OnlineFbank(opts)
     comp.accept_waveform(SR, x)
     comp.input_finished()
@@ -106,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="timed rounds (default 3)")
     ap.add_argument("--only", nargs="+", choices=["fbank", "mfcc", "librosa"], default=["fbank", "mfcc", "librosa"])
     ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc peak (one extra call each)")
+    ap.add_argument("--fbank-bins", type=int, default=23, help="mel bands of the fbank section (default 23, Kaldi's)")
     args = ap.parse_args(argv)
     seconds = args.seconds if args.seconds is not None else (60.0 if args.quick else 3600.0)
     memory = not args.no_memory
@@ -141,9 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         if kind not in args.only:
             continue
         is_mfcc = kind == "mfcc"
-        func = kaldi_mfcc if is_mfcc else kaldi_fbank
+        bins = 23 if is_mfcc else args.fbank_bins
+        func = kaldi_mfcc if is_mfcc else functools.partial(kaldi_fbank, num_mel_bins=bins)
         print(f"# {kind}: accuracy vs kaldi-native-fbank ...", file=sys.stderr)
-        ref = knf_run(x16, is_mfcc, True)
+        ref = knf_run(x16, is_mfcc, True, bins)
         acc = {
             "audiokit float64": kaldi_acc(func(x, sr=SR), ref, is_mfcc),
             "audiokit float32": kaldi_acc(func(x, sr=SR, dtype=np.float32), ref, is_mfcc),
@@ -153,8 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         funcs = {
             "audiokit float64": lambda f=func: f(x, sr=SR),
             "audiokit float32": lambda f=func: f(x, sr=SR, dtype=np.float32),
-            "kaldi-native-fbank compute": lambda m=is_mfcc: knf_run(x16, m, False),
-            "kaldi-native-fbank + get_frame loop": lambda m=is_mfcc: knf_run(x16, m, True),
+            "kaldi-native-fbank compute": lambda m=is_mfcc, b=bins: knf_run(x16, m, False, b),
+            "kaldi-native-fbank + get_frame loop": lambda m=is_mfcc, b=bins: knf_run(x16, m, True, b),
         }
         targets = {"kaldi-native-fbank compute": TARGET_KNF}
         if is_mfcc:
@@ -162,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
                 y=x, sr=SR, n_mfcc=13, n_fft=512, hop_length=160, win_length=400, n_mels=23
             )
             targets["librosa mfcc (same framing, 23 mels)"] = TARGET_LIBROSA
-        rows += section(f"Kaldi {kind}", funcs, args.repeats, "audiokit float64", targets, acc, memory)
+        title = f"Kaldi {kind}" + (f" ({bins} bands)" if not is_mfcc else "")
+        rows += section(title, funcs, args.repeats, "audiokit float64", targets, acc, memory)
         gc.collect()
 
     if "librosa" in args.only:

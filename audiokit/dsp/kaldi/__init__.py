@@ -67,7 +67,7 @@ of 256 frames written straight into a cached FFT plan.
 
 * float64 (the default) gives the exact value of Kaldi's formulas with Kaldi's float32 tables (a
   naive float64 per-frame loop agrees to 1e-9, tested).
-* float32 (what ``mel``/``mfcc --compat kaldi|lhotse`` compute, ~1.5x faster) is within float32
+* float32 (what ``mel``/``mfcc --compat kaldi|lhotse`` compute; 1.2-1.4x faster) is within float32
   rounding of that value, per cell: ``|a - exact| <= 2 ulp + K eps sqrt(S/m)`` with
   ``eps = 2**-23``, ``m`` the cell's band energy and ``S`` its frame's sum over the bands, ``K = 8``
   (tested; measured at most 2.0 over 300 utterances of speech, noise floors and DC offsets, 23 and

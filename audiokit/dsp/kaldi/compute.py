@@ -482,7 +482,7 @@ def kaldi_fbank(
         Dither noise source (only when ``dither > 0``); one Generator is drawn frame after frame.
     dtype : {numpy.float64, numpy.float32}
         Working and output precision: float64 (default) gives the exact value of Kaldi's
-        formulas; float32 (Kaldi's BaseFloat, what the commands use) is ~1.5x faster and within
+        formulas; float32 (Kaldi's BaseFloat, what the commands use) is 1.2-1.4x faster and within
         float32 rounding of it per cell (``2 ulp + 8 eps sqrt(S/m)``, :mod:`audiokit.dsp.kaldi`),
         closer than Kaldi's own float32 code.
     fft : str, FftBackend or None
