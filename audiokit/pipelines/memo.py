@@ -35,7 +35,6 @@ def memoized(maxsize: int = 32) -> Callable[[Callable[..., T]], Callable[..., T]
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             return value
 
-        call.cache_clear = first.cache_clear  # type: ignore[attr-defined]
         return call
 
     return decorate

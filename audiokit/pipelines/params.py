@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
+from typing import cast
 
 from ..errors import ParameterError
 from ..io import RawFormat, open_audio
@@ -191,7 +192,7 @@ class InputOptions:
             return source
         from .resampled import resampled
 
-        return resampled(source, self.resample_to)  # type: ignore[no-any-return]
+        return cast("AudioSource", resampled(source, self.resample_to))
 
     def _open(self, path: str, allow_empty: bool) -> AudioSource:
         source = open_audio(

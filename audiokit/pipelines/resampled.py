@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..io.reader import BLOCK_SAMPLES, AudioSource
+
+if TYPE_CHECKING:
+    from ..dsp.resample import Quality
 
 __all__ = ["ResampledSource", "resampled"]
 
@@ -21,7 +24,7 @@ class ResampledSource:
     quantisation (float32 computation, bit-identical for any block size).
     """
 
-    def __init__(self, source: AudioSource, sr: int, quality: str = "high") -> None:
+    def __init__(self, source: AudioSource, sr: int, quality: Quality = "high") -> None:
         from ..dsp.resample import output_length
 
         self._source, self.sr, self.quality = source, int(sr), quality
@@ -51,7 +54,7 @@ class ResampledSource:
         """The resampled samples in blocks ``(channels, k)`` (``k`` varies; at most ``n_samples`` in all)."""
         from ..dsp.resample import Resampler
 
-        stream = Resampler(sr_in=self._source.sr, sr_out=self.sr, channels=self._source.channels, quality=self.quality)  # type: ignore[arg-type]
+        stream = Resampler(sr_in=self._source.sr, sr_out=self.sr, channels=self._source.channels, quality=self.quality)
         left = self.n_samples if n_samples is None else min(n_samples, self.n_samples)
         for block in self._source.blocks(block_size, dtype="float32"):
             out = stream.process(block)

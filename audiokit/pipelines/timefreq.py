@@ -17,7 +17,7 @@ import contextlib
 import math
 import warnings
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
@@ -212,7 +212,7 @@ def frame_geometry(options: TimeFreqOptions | FeatureOptions, sr: int) -> FrameG
     """The :class:`FrameGeometry` of a one-channel run of ``options`` on inputs at ``sr`` Hz (reads no input)."""
     parsed = FeatureOptions.of(options).check()
     stand_in = _StandIn(sr)
-    job = _Job(parsed, stand_in, stand_in, "float32")  # type: ignore[arg-type]
+    job = _Job(parsed, stand_in, cast("AudioSource", stand_in), "float32")
     return FrameGeometry(n_feats=job.rows, hop_length=int(job.frontend.hop_length), sr=sr)
 
 
