@@ -24,8 +24,9 @@ from ..batch.runner import BatchRequest, BatchStats, run_batch
 from ..pipelines import registry
 from . import console
 from .app import Terminated
-from .batch_options import BATCH_PARAMS, PNG_PARAM, STORE_PARAMS, progress, store_from
+from .batch_options import BATCH_PARAMS, PNG_PARAM, progress
 from .options import inputs_from
+from .store_options import STORE_PARAMS, store_from
 
 __all__ = ["batch_app", "DROPPED"]
 

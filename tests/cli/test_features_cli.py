@@ -347,9 +347,11 @@ def test_mfcc_defaults_equal_the_api(cli, tmp_path):
     assert C.shape == ref.shape == (20, 1 + (x.size - 400) // 160)
     np.testing.assert_array_equal(C, ref.astype(np.float32))
     assert meta["layout"] == "(n_rows, n_frames)" and meta["rows"][:2] == ["c0", "c1"]
-    for compat in ("librosa", "kaldi"):
+    # the CLI's Kaldi front end computes in float32, the API in float64: c1-c12 within 5e-4 of float64 before the
+    # lifter (up to 12x; docs/conventions.md "Kaldi precision"), so 6e-3 after it (measured 2.2e-3)
+    for compat, tolerance in (("librosa", 1e-3), ("kaldi", 6e-3)):
         C, _ = run_npy(cli, x, 16000, tmp_path, "mfcc", "--compat", compat, name=compat)
-        assert np.max(np.abs(C - audiokit.mfcc(x, sr=16000, compat=compat))) <= 1e-3
+        assert np.max(np.abs(C - audiokit.mfcc(x, sr=16000, compat=compat))) <= tolerance
 
 
 @pytest.mark.slow
