@@ -51,7 +51,9 @@ __all__ = [
     "sweep_temp_files",
     "compact_manifest",
     "compact_results",
+    "file_state",
     "is_done",
+    "split_done",
 ]
 
 MANIFEST = "manifest.jsonl"
@@ -140,6 +142,29 @@ def is_done(record: dict[str, Any] | None, *, fingerprint: str, size: int | None
         return False
     outputs = record.get("outputs") or {}
     return all(os.path.exists(os.path.join(out_dir, *str(name).split("/"))) for name in outputs.values())
+
+
+def file_state(path: str) -> tuple[int | None, int | None]:
+    """``(size, mtime_ns)`` of a file, ``(None, None)`` when it cannot be stat-ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None, None
+    return st.st_size, st.st_mtime_ns
+
+
+def split_done(
+    items: Iterable[Any], previous: dict[tuple[str, str, str], dict[str, Any]], *, fingerprint: str, out_dir: str
+) -> tuple[list[Any], list[Any]]:
+    """The inputs (``InputItem``) split into ``(to run, already done)`` by their last records (:func:`is_done`)."""
+    todo: list[Any] = []
+    done: list[Any] = []
+    for item in items:
+        size, mtime_ns = file_state(item.path)
+        record = previous.get(record_key(item.id, item.path, item.segment))
+        ok = item.problem is None and is_done(record, fingerprint=fingerprint, size=size, mtime_ns=mtime_ns, out_dir=out_dir)
+        (done if ok else todo).append(item)
+    return todo, done
 
 
 class ManifestWriter:

@@ -48,9 +48,8 @@ from .manifest import (
     ManifestWriter,
     compact_manifest,
     compact_results,
-    is_done,
     read_manifest,
-    record_key,
+    split_done,
     sweep_temp_files,
     utc_now,
 )
@@ -227,27 +226,6 @@ class BatchStats:
             "workers": self.workers,
             "exit_code": self.exit_code,
         }
-
-
-def _file_state(path: str) -> tuple[int | None, int | None]:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None, None
-    return st.st_size, st.st_mtime_ns
-
-
-def _plan(job: Job, items: list[InputItem], previous: dict, out_dir: str) -> tuple[list[InputItem], list[InputItem]]:
-    """Split the inputs into (to run, already done)."""
-    fingerprint = job.fingerprint()
-    todo: list[InputItem] = []
-    done: list[InputItem] = []
-    for item in items:
-        size, mtime_ns = _file_state(item.path)
-        record = previous.get(record_key(item.id, item.path, item.segment))
-        ok = item.problem is None and is_done(record, fingerprint=fingerprint, size=size, mtime_ns=mtime_ns, out_dir=out_dir)
-        (done if ok else todo).append(item)
-    return todo, done
 
 
 def _refuse_taken_ids(items: Iterable[InputItem], owners: IdOwners, manifest_path: str) -> None:
@@ -484,7 +462,7 @@ def run_batch(
             folders = session.folders(tasks)
             work = run_store_task
         else:
-            todo, done = _plan(job, items, previous, out_dir)
+            todo, done = split_done(items, previous, fingerprint=job.fingerprint(), out_dir=out_dir)
             tasks = chunked(todo, request.chunk or _default_chunk(len(todo), workers))
             folders = _output_folders(job, todo, out_dir)
         if job.spec.reports:

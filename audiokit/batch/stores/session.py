@@ -20,7 +20,7 @@ from typing import Any
 
 from ...errors import InputError, ParameterError
 from ..inputs import InputItem
-from ..manifest import MANIFEST, is_done, latest_records, record_key
+from ..manifest import MANIFEST, latest_records, split_done
 from .description import DESCRIPTION, describe, read_description, store_plan, write_description
 from .index import INDEX, JOURNAL, StatsJournal, build_index, corpus_stats
 from .layout import SHAR, key_of, member_path, shard_number
@@ -80,15 +80,7 @@ class StoreSession:
             return StoreTask(tuple(members), shard, geometry.n_feats, sr, self.facts)
 
         if not self.store.sharded:
-            todo: list[InputItem] = []
-            done: list[InputItem] = []
-            for item in items:
-                record = latest.get(record_key(item.id, item.path, item.segment))
-                size, mtime = _state(item.path)
-                ok = item.problem is None and is_done(
-                    record, fingerprint=self.fingerprint, size=size, mtime_ns=mtime, out_dir=self.out_dir
-                )
-                (done if ok else todo).append(item)
+            todo, done = split_done(items, latest, fingerprint=self.fingerprint, out_dir=self.out_dir)
             return [task(todo[i : i + chunk], None) for i in range(0, len(todo), chunk)], done
         itemsize = 2 if self.store.dtype == "float16" else 4
 
@@ -233,11 +225,3 @@ class StoreSession:
         build_index(os.path.join(self.out_dir, INDEX), self.description, ok, failed)
         write_views(self.store.kind, self.out_dir, self.description, ok, stats, self.facts)
         write_description(self.out_dir, self.description)
-
-
-def _state(path: str) -> tuple[int | None, int | None]:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None, None
-    return st.st_size, st.st_mtime_ns
