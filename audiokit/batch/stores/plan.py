@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..inputs import InputItem
-from ..manifest import record_key
+from ..manifest import file_state, record_key
 from .layout import absolute, shard_file
 from .options import parse_shard_size
 
@@ -43,11 +43,8 @@ def _unchanged(record: dict[str, Any], fingerprint: str) -> bool:
     """The input of ``record`` is as recorded (size, mtime; missing then and now) and the fingerprint is this one."""
     if record.get("fingerprint") != fingerprint:
         return False
-    try:
-        st = os.stat(record["path"])
-    except OSError:
-        return record.get("size") is None
-    return record.get("size") == st.st_size and record.get("mtime_ns") == st.st_mtime_ns
+    size, mtime_ns = file_state(record["path"])
+    return record.get("size") == size and record.get("mtime_ns") == mtime_ns
 
 
 def _member(item: InputItem) -> list[Any]:
