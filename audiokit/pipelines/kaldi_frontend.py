@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ParameterError
+from .memo import memoized
 from .params import duration_samples, frequency_hz
 from .timefreq_options import KALDI_WINDOWS, KaldiFrontend
 
@@ -183,8 +184,10 @@ def _kaldi_frame(option: str, text: str, sr: int) -> tuple[float, int | None]:
     return ms, n
 
 
+@memoized()
 def kaldi_options(o: FeatureOptions, sr: int) -> FbankOptions | MfccOptions:
-    """The :class:`~audiokit.dsp.kaldi.FbankOptions` (``mel``) or ``MfccOptions`` (``mfcc``) of a Kaldi job at ``sr``."""
+    """The :class:`~audiokit.dsp.kaldi.FbankOptions` (``mel``) or ``MfccOptions`` (``mfcc``) of a Kaldi job at ``sr``
+    (made once per process for equal options and rate; its warnings are replayed)."""
     from ..dsp.kaldi import FbankOptions, MfccOptions
 
     tf, k = o.timefreq, o.kaldi

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import audiokit.corpus
+from audiokit.batch.stores.layout import member_path
 from audiokit.batch.stores.reader import StoreCorpus
 from audiokit.cli.app import main
 from audiokit.io.tar_shard import item_id_of, shard_key
@@ -128,10 +129,10 @@ def test_npy_store_opens_with_numpy_through_the_espnet_views(ws, feature):
     for item_id, array in arrays.items():
         assert_bits_equal(array, ref[item_id], item_id)
         assert array.flags.c_contiguous
-    # one file per utterance, nothing else per utterance: feats/<hh>/<key>.npy
+    # one file per utterance, nothing else per utterance: feats/<hh>/<key, % and / escaped>.npy, 256 folders at most
     files = container_files(out)
-    assert len(files) == len(ref) and all(name.startswith("feats/") for name in files)
-    assert sorted(item_id_of(name.split("/", 2)[2][: -len(".npy")]) for name in files) == sorted(ref)
+    assert len(files) == len(ref) and all(name.startswith("feats/") and name.count("/") == 2 for name in files)
+    assert sorted(files) == sorted(member_path(shard_key(item_id)) for item_id in ref)
 
 
 @pytest.mark.parametrize("feature", FEATURES)

@@ -2,8 +2,8 @@
 
 Names (relative to ``--out``):
 
-* ``npy``: ``feats/<hh>/<key>.npy`` -- ``hh`` the first two hex digits of SHA-1 of the key, so 256 folders share
-  the files (a million utterances: ~3 900 per folder, whatever the input tree);
+* ``npy``: ``feats/<hh>/<name>.npy`` -- ``hh`` the first two hex digits of SHA-1 of the key, so 256 folders share
+  the files (a million utterances: ~3 900 per folder, whatever the input tree; :func:`member_path`);
 * ``shards``: ``shar/features.NNNNNN.tar`` and its Lhotse Shar cuts ``shar/cuts.NNNNNN.jsonl.gz`` (6 digits from 0,
   as Lhotse names shards; the folder holds nothing else, so ``CutSet.from_shar(in_dir=...)`` reads it);
 * ``kaldi``: ``feats.J.ark`` (``J`` from 1, Kaldi's ``JOB`` numbering);
@@ -36,9 +36,14 @@ def key_of(item_id: str) -> str:
 
 
 def member_path(key: str) -> str:
-    """``feats/<hh>/<key>.npy``: the ``npy`` store's file of one utterance (POSIX, relative to ``--out``)."""
+    """``feats/<hh>/<name>.npy``: the ``npy`` store's file of one utterance (POSIX, relative to ``--out``).
+
+    ``name`` is the key with ``%`` and ``/`` percent-encoded again (``spk1/utt%2E1`` -> ``spk1%2Futt%252E1``): every
+    file of the store sits in one of the 256 folders, whatever the input tree (one ``mkdir`` per folder, not per
+    input folder), and distinct keys keep distinct names.
+    """
     bucket = hashlib.sha1(key.encode("utf-8")).hexdigest()[:2]
-    return f"feats/{bucket}/{key}.npy"
+    return f"feats/{bucket}/{key.replace('%', '%25').replace('/', '%2F')}.npy"
 
 
 def shard_file(kind: str, number: int) -> str:

@@ -24,6 +24,7 @@ from .layout import absolute, cuts_file, key_of, member_path, open_container, sh
 
 __all__ = ["FLOAT16_MAX", "StoreTask", "lhotse_record", "run_store_task"]
 
+
 #: Largest finite float16 value: stored values beyond it are refused (``--dtype float16``).
 FLOAT16_MAX = 65504.0
 
@@ -188,7 +189,9 @@ def _npy_utterance(job: Any, item: InputItem, task: StoreTask, out_dir: str, des
     key = key_of(item.id)
     name = member_path(key)
     path = absolute(out_dir, name)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    folder = os.path.dirname(path)
+    if not os.path.isdir(folder):  # one of 256 folders: a stat per input, a mkdir per folder
+        os.makedirs(folder, exist_ok=True)
     with open_container("npy", path, dtype=job.store.dtype, compress=False, n_feats=task.n_feats) as container:
         record = _utterance(job, item, key, task, container, {"outputs": {"npy": name}}, describing)
     return record

@@ -5,6 +5,7 @@ See :mod:`audiokit.dsp.kaldi` for the per-frame formulas, scale and layout.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import fields, replace
@@ -39,6 +40,28 @@ _BLOCK_FRAMES = 256
 # --------------------------------------------------------------------------------------------
 # The computer: tables prepared once, then blocks of frames
 # --------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=16)
+def _tables(options: Options, dtype: np.dtype) -> tuple[np.ndarray, list[tuple[int, int, np.ndarray, np.ndarray]]]:
+    """The window and the mel bands of ``options`` in ``dtype``, made once per process (a batch of thousands of
+    utterances reuses them; read-only).
+
+    Each band is (first bin, end bin, weights over its support, the weights repeated for interleaved (re, im)),
+    applied with one matrix-vector product per band: a dense (B, N/2) @ (N/2, bins) product is mostly zeros, and a
+    threaded BLAS gemm on such small blocks is slow on a busy machine.
+    """
+    window = window_function(options).astype(dtype)
+    window.flags.writeable = False
+    bank = mel_banks(options)[:, : options.padded_window_size // 2]  # Nyquist column is zero
+    bands = []
+    for row in bank:
+        nz = np.flatnonzero(row)
+        lo, hi = int(nz[0]), int(nz[-1]) + 1
+        weights, interleaved = row[lo:hi].astype(dtype), np.repeat(row[lo:hi], 2).astype(dtype)
+        weights.flags.writeable = interleaved.flags.writeable = False
+        bands.append((lo, hi, weights, interleaved))
+    return window, bands
+
+
 class _Computer:
     """Precomputed tables and the vectorised per-block computation."""
 
@@ -54,18 +77,7 @@ class _Computer:
         self.backend = get_backend(fft) if fft is None or isinstance(fft, str) else fft
         self.W, self.H, self.N = options.window_size, options.window_shift, options.padded_window_size
         self.c = _f32(options.preemph_coeff)
-        self.window = window_function(options).astype(self.dtype)
-        bank = mel_banks(options)[:, : self.N // 2]  # Nyquist column is zero
-        # Each band as (first bin, weights over its support), applied with one matrix-vector
-        # product per band: a dense (B, N/2) @ (N/2, bins) product is mostly zeros, and a
-        # threaded BLAS gemm on such small blocks is slow on a busy machine.
-        self.bands = []
-        for row in bank:
-            nz = np.flatnonzero(row)
-            lo, hi = int(nz[0]), int(nz[-1]) + 1
-            self.bands.append(
-                (lo, hi, row[lo:hi].astype(self.dtype), np.repeat(row[lo:hi], 2).astype(self.dtype))
-            )  # (re, im) interleaved
+        self.window, self.bands = _tables(options, self.dtype)
         self.need_raw = options.use_energy and options.raw_energy
         self.g = math.gcd(self.W, self.H)
         self.ones_g = np.ones(self.g)
