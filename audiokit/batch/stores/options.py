@@ -4,7 +4,7 @@
 store       files                                                               per utterance      resume unit
 ==========  ==================================================================  =================  ============
 ``files``   the single-file command's outputs mirrored (``.npy`` + sidecar …)   2 (npy + json)     utterance
-``npy``     ``feats/<hh>/<key>.npy``, 256 hashed sub-folders                    1                  utterance
+``npy``     ``feats/<hh>/<name>.npy``, 256 hashed folders (``layout``)         1                  utterance
 ``shards``  ``features.NNNNNN.tar`` + ``cuts.NNNNNN.jsonl.gz`` (Lhotse Shar)    ~0 (2 per shard)   shard
 ``kaldi``   ``feats.NNNNNN.ark`` + ``feats.scp``, ``utt2num_frames``, ...       ~0 (1 per shard)   shard
 ``parquet`` ``feats.NNNNNN.parquet`` (Hugging Face ``Array2D``)                 ~0 (1 per shard)   shard

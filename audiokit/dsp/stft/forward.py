@@ -73,6 +73,25 @@ def _check_reduction(plan: StftPlan, output: str, filterbank: np.ndarray | None,
     )
 
 
+
+#: CSR forms of the filter banks used in this process, by content (a batch reuses one bank for every input).
+_CSR: dict[tuple[Any, ...], Any] = {}
+
+
+def _csr(bank: np.ndarray) -> Any:
+    """The :class:`~audiokit.dsp.sparse.CsrMatrix` of ``bank``, made once per distinct bank (kept: at most 8)."""
+    import hashlib
+
+    from ..sparse import CsrMatrix
+
+    key = (bank.shape, bank.dtype.str, hashlib.blake2b(np.ascontiguousarray(bank).tobytes(), digest_size=16).digest())
+    csr = _CSR.get(key)
+    if csr is None:
+        if len(_CSR) >= 8:
+            _CSR.clear()
+        csr = _CSR[key] = CsrMatrix(bank)
+    return csr
+
 class _Reducer:
     """Turns a chunk of complex spectra ``(C, c, n_freqs)`` into the requested output.
 
@@ -98,10 +117,8 @@ class _Reducer:
             fb = np.asarray(filterbank)
             # Sparse product (CSR, single-threaded): mel banks are ~2 nonzeros per
             # bin, and a multi-threaded BLAS call per chunk stalls on busy cores.
-            # scipy's CSR kernel without importing scipy.sparse (start-up, issue 13).
-            from ..sparse import CsrMatrix
-
-            self.fbT = CsrMatrix(np.asarray(fb, dtype=rdt))
+            # scipy's CSR kernel without importing scipy.sparse (start-up, issue 13); built once per bank.
+            self.fbT = _csr(np.asarray(fb, dtype=rdt))
             self.n_out = fb.shape[0]
         self.dtype = self.cdt if output == "complex" else rdt
         self.amin = amin
