@@ -266,8 +266,13 @@ def _fsync(path: str) -> None:
         os.close(fd)
 
 
+#: The row group :func:`read_row` decoded last (reading a store in order decodes each group once, not once per row).
+_LAST_GROUP: dict[str, Any] = {}
+
+
 def read_row(path: str | os.PathLike, row: int) -> dict[str, Any]:
-    """Read row ``row`` of a file :class:`ParquetWriter` wrote, reading only the row group holding it.
+    """Read row ``row`` of a file :class:`ParquetWriter` wrote, reading only the row group holding it (the last
+    group read is kept, keyed by the file's path, size and mtime).
 
     Returns
     -------
@@ -284,24 +289,30 @@ def read_row(path: str | os.PathLike, row: int) -> dict[str, Any]:
 
     pa = _pyarrow()
     try:
-        handle = pa.parquet.ParquetFile(os.fspath(path))
-        metadata = handle.metadata
-        n_feats = int(json.loads(metadata.metadata[b"huggingface"])["info"]["features"]["feats"]["shape"][1])
-        first = 0
-        for group in range(metadata.num_row_groups):
-            count = metadata.row_group(group).num_rows
-            if first <= row < first + count:
-                table = handle.read_row_group(group, columns=["id", "feats"])
-                break
-            first += count
+        st = os.stat(path)
+        cached = _LAST_GROUP.get("group")
+        if cached is not None and cached[0] == (os.fspath(path), st.st_size, st.st_mtime_ns) and cached[1] <= row < cached[2]:
+            _, first, _, table, feats, n_feats = cached
         else:
-            raise InputError(f"no row {row} (the file has {metadata.num_rows})", path)
+            handle = pa.parquet.ParquetFile(os.fspath(path))
+            metadata = handle.metadata
+            n_feats = int(json.loads(metadata.metadata[b"huggingface"])["info"]["features"]["feats"]["shape"][1])
+            first = 0
+            for group in range(metadata.num_row_groups):
+                count = metadata.row_group(group).num_rows
+                if first <= row < first + count:
+                    table = handle.read_row_group(group, columns=["id", "feats"])
+                    break
+                first += count
+            else:
+                raise InputError(f"no row {row} (the file has {metadata.num_rows})", path)
+            feats = table.column("feats").combine_chunks()
+            if isinstance(feats, pa.ExtensionArray):  # when ``datasets`` is imported, its Array2D type is registered
+                feats = feats.storage
+            _LAST_GROUP["group"] = ((os.fspath(path), st.st_size, st.st_mtime_ns), first, first + count, table, feats, n_feats)
     except (OSError, KeyError, ValueError, pa.ArrowException) as exc:
         raise InputError(f"cannot read a row of this Parquet file: {exc}", path) from exc
     index = row - first
-    feats = table.column("feats").combine_chunks()
-    if isinstance(feats, pa.ExtensionArray):  # when ``datasets`` is imported, its Array2D type is registered
-        feats = feats.storage
     frames = feats.offsets.to_numpy()[index : index + 2]
     value_offsets = feats.values.offsets.to_numpy()
     lo, hi = int(value_offsets[frames[0]]), int(value_offsets[frames[1]])
