@@ -57,7 +57,7 @@ the same file eagerly), and:
 
 * ``lhotse.qa.validate(cuts, read_data=True)``;
 * ``cut.load_features()`` bit-equal (values and dtype) to the array in the store, read without Lhotse (``np.load``
-  of ``OUT/feats/<hh>/<key>.npy``; the ``<key>.npy`` member of the tar; and the raw bytes at ``index.sqlite``'s
+  of ``OUT/feats/<hh>/<name>.npy``; the ``<key>.npy`` member of the tar; and the raw bytes at ``index.sqlite``'s
   ``(file, offset, nbytes)``), and, for float32, to the single-file ``.npy`` transposed; a float16 store equal to
   the float32 store cast (``.astype(np.float16)``: one rounding of the values the single-file command gives);
 * Lhotse's own ``cut.compute_features(Fbank())`` on the same audio: max and median ``|difference|`` in nats, and
@@ -88,6 +88,7 @@ import argparse
 import io
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -279,9 +280,14 @@ def _run(audiokit: list[str], *args: object, expect: int = 0) -> subprocess.Comp
 
 
 def npy_store_arrays(out: Path) -> dict[str, np.ndarray]:
-    """``key -> array`` of an npy store, by walking ``OUT/feats/<hh>/<key>.npy`` (no index, no Lhotse)."""
+    """``key -> array`` of an npy store, by walking ``OUT/feats/<hh>/<name>.npy`` (no index, no Lhotse): ``name`` is
+    the key with ``%`` and ``/`` percent-encoded (``audiokit.batch.stores.layout.member_path``)."""
     feats = out / "feats"
-    return {"/".join(p.relative_to(feats).parts[1:])[: -len(".npy")]: np.load(p) for p in sorted(feats.rglob("*.npy"))}
+    return {_unescape(p.name[: -len(".npy")]): np.load(p) for p in sorted(feats.glob("*/*.npy"))}
+
+
+def _unescape(name: str) -> str:
+    return re.sub(r"%(25|2F)", lambda m: {"25": "%", "2F": "/"}[m.group(1)], name)
 
 
 def shar_store_arrays(out: Path) -> tuple[dict[str, np.ndarray], list[list[str]]]:
