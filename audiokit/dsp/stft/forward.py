@@ -73,7 +73,6 @@ def _check_reduction(plan: StftPlan, output: str, filterbank: np.ndarray | None,
     )
 
 
-
 #: CSR forms of the filter banks used in this process, by content (a batch reuses one bank for every input).
 _CSR: dict[tuple[Any, ...], Any] = {}
 
@@ -91,6 +90,7 @@ def _csr(bank: np.ndarray) -> Any:
             _CSR.clear()
         csr = _CSR[key] = CsrMatrix(bank)
     return csr
+
 
 class _Reducer:
     """Turns a chunk of complex spectra ``(C, c, n_freqs)`` into the requested output.
