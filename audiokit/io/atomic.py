@@ -51,6 +51,17 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _is_stdin_file(out: Path) -> bool:
+    """True when standard input is redirected from the regular file ``out`` (same device and inode, so also
+    through a symbolic or hard link); a pipe, terminal or closed stdin is never a file that can be written."""
+    try:
+        here = os.fstat(0)
+        there = os.stat(out)
+    except OSError:
+        return False
+    return stat.S_ISREG(here.st_mode) and (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
 def check_output_path(output: str | os.PathLike, inputs: Sequence[str | os.PathLike] = ()) -> None:
     """Refuse an output that cannot or must not be written, before any work.
 
@@ -59,12 +70,13 @@ def check_output_path(output: str | os.PathLike, inputs: Sequence[str | os.PathL
     output : str or PathLike
         The destination; ``"-"`` (stdout) is always acceptable.
     inputs : sequence of str or PathLike
-        Input paths; the output must differ from each of them.
+        Input paths; the output must differ from each of them.  ``"-"`` is standard input: the output must
+        not be the regular file it is redirected from (``cmd - -o in.wav < in.wav``).
 
     Raises
     ------
     OutputError
-        When the output is an input file, a directory, or its folder does not
+        When the output is an input file (or the file standard input reads), a directory, or its folder does not
         exist or is not writable.
     """
     if is_stdio(output) or is_stream_target(output):
@@ -75,6 +87,8 @@ def check_output_path(output: str | os.PathLike, inputs: Sequence[str | os.PathL
             raise OutputError("output is a block device; refusing to write to it", out)
     for source in inputs:
         if is_stdio(source):
+            if _is_stdin_file(out):
+                raise OutputError("output is the file standard input reads; refusing to overwrite an input", out)
             continue
         src = Path(source)
         if _same_file(out, src) or out.resolve() == src.resolve():
