@@ -7,13 +7,22 @@ Input forms (``audiokit batch COMMAND INPUTS...``):
   ``--glob`` (``fnmatch``, e.g. ``*.flac``), by default every extension
   soundfile reads (:func:`audio_extensions`); hidden files and folders
   (``.name``) and the batch's own output folder are skipped, and the other
-  files not taken (``notes.txt``, ``clip.m4a``) are reported to the caller;
+  files not taken (``notes.txt``, ``clip.m4a``; a FIFO, socket or device
+  named ``x.wav``, which would block the batch) are reported to the caller
+  with the reason;
 * ``@list.txt``: one path per line (blank lines and ``#`` comments skipped);
 * ``-``: the same, read from standard input;
 * ``--manifest in.jsonl``: one JSON object per line,
   ``{"id": ..., "path": ..., "start": seconds, "duration": seconds}``
   (``start``/``duration`` optional): segments of long recordings, named by
   their ``id``.
+
+A batch's own outputs (:class:`OwnOutputs`: what its manifest lists, a corpus
+store's files) are never inputs, wherever they are named (a folder walked, a
+list, the command line), also when ``--out`` is the input folder: they are
+reported as ignored.  A path named in a list, on the command line or in a
+manifest that is not a regular file (a FIFO, a device) is not opened: that
+input fails with "not a regular file".
 
 A file or folder named on the command line that does not exist is refused
 (InputError, exit 3: a typo), before the batch creates anything; a missing
@@ -32,6 +41,7 @@ import fnmatch
 import json
 import math
 import os
+import stat
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -40,7 +50,25 @@ from pathlib import Path, PurePosixPath
 from ..errors import InputError, ParameterError
 from ..validate import is_real
 
-__all__ = ["InputItem", "audio_extensions", "collect_inputs", "read_path_list", "read_segments", "check_id"]
+__all__ = [
+    "InputItem",
+    "OwnOutputs",
+    "IGNORED_OWN",
+    "IGNORED_SPECIAL",
+    "NOT_REGULAR",
+    "audio_extensions",
+    "collect_inputs",
+    "read_path_list",
+    "read_segments",
+    "check_id",
+]
+
+#: Why a file was not taken: a batch's own output (a previous run's, or its store's).
+IGNORED_OWN = "an output of this batch"
+#: Why a file of a walked folder was not taken: a FIFO, socket or device (opening it could block the batch).
+IGNORED_SPECIAL = "not a regular file"
+#: The problem of a listed input that is not a regular file (it is never opened).
+NOT_REGULAR = "not a regular file (a FIFO, socket or device; a batch does not open it)"
 
 #: Extensions of the soundfile formats beyond the format's own name.
 _EXTRA_EXTENSIONS = {
@@ -87,6 +115,31 @@ class InputItem:
         if self.duration is not None:
             segment["duration"] = self.duration
         return segment
+
+
+@dataclass(frozen=True)
+class OwnOutputs:
+    """What a batch's output folder holds of its own, never taken as an input.
+
+    Attributes
+    ----------
+    files : frozenset of str
+        Absolute paths: the outputs every manifest line lists, the manifest and results files.
+    folders : frozenset of str
+        Absolute folders whose every file is the batch's (a corpus store's ``feats/``, ``shar/``).
+    """
+
+    files: frozenset[str] = frozenset()
+    folders: frozenset[str] = frozenset()
+
+    def owns(self, path: str) -> bool:
+        """True when ``path`` (absolute, normalised) is one of the batch's own files."""
+        return path in self.files or any(path.startswith(folder + os.sep) for folder in self.folders)
+
+
+def _is_audio_name(path: str, extensions: frozenset[str]) -> bool:
+    name = os.path.basename(path)
+    return "." in name and name.rpartition(".")[2].lower() in extensions
 
 
 def audio_extensions() -> frozenset[str]:
@@ -163,20 +216,62 @@ def _matches(name: str, glob: str | None, extensions: frozenset[str]) -> bool:
         return False
     if glob is not None:
         return fnmatch.fnmatch(name, glob)
-    return name.rpartition(".")[2].lower() in extensions if "." in name else False
+    return _is_audio_name(name, extensions)
 
 
-def _walk(folder: str, glob: str | None, extensions: frozenset[str], skip: str | None, ignored: list[str]) -> list[str]:
-    """The files of ``folder`` a batch takes, in sorted order; the visible ones it does not are appended to ``ignored``."""
-    found = []
-    for here, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and os.path.join(here, d) != skip)
-        for name in sorted(files):
-            if _matches(name, glob, extensions):
-                found.append(os.path.join(here, name))
-            elif not name.startswith("."):
-                ignored.append(os.path.join(here, name))
+def _is_special(entry: os.DirEntry[str]) -> bool:
+    """True for a FIFO, socket or device, or a link to one (not a folder: walked apart); a broken link is not one (it
+    fails on its own, unopened)."""
+    if entry.is_file():
+        return False
+    return _is_special_path(entry.path) if entry.is_symlink() else True
+
+
+def _walk(
+    folder: str,
+    glob: str | None,
+    extensions: frozenset[str],
+    skip: str | None,
+    own: OwnOutputs,
+    ignored: list[tuple[str, str]],
+) -> list[str]:
+    """The files of ``folder`` a batch takes, in sorted order; the visible ones it does not are appended to ``ignored``
+    as ``(path, reason)``."""
+    found: list[str] = []
+    not_matching = "not an audio extension" if glob is None else f"not matching --glob {glob}"
+    pending = [folder]
+    while pending:
+        here = pending.pop()
+        try:
+            entries = sorted((e for e in os.scandir(here) if not e.name.startswith(".")), key=lambda e: e.name)
+        except OSError:
+            continue  # unreadable or removed meanwhile (os.walk's default: skipped)
+        subfolders = []
+        for entry in entries:
+            if entry.is_dir():  # a folder is walked after this one's files; a link to one is not followed (os.walk's rule)
+                if not entry.is_symlink() and entry.path != skip:
+                    subfolders.append(entry.path)
+                continue
+            path = entry.path
+            if own.owns(path):
+                ignored.append((path, IGNORED_OWN))
+            elif not _matches(entry.name, glob, extensions):
+                ignored.append((path, not_matching))
+            elif _is_special(entry):
+                ignored.append((path, IGNORED_SPECIAL))
+            else:
+                found.append(path)
+        pending.extend(reversed(subfolders))
     return found
+
+
+def _is_special_path(path: str) -> bool:
+    """True for a path that exists and is neither a regular file nor a folder (``stat`` only: never opened)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False  # missing or unreadable: the input fails on its own
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def collect_inputs(
@@ -187,7 +282,8 @@ def collect_inputs(
     manifest: str | None = None,
     exclude: str | None = None,
     stdin_lines: Iterable[str] | None = None,
-    ignored: list[str] | None = None,
+    own: OwnOutputs | None = None,
+    ignored: list[tuple[str, str]] | None = None,
 ) -> list[InputItem]:
     """Expand the INPUTS of a batch into items with their ids (see the module docstring).
 
@@ -205,10 +301,15 @@ def collect_inputs(
         A folder never walked into (the batch's output folder).
     stdin_lines : iterable of str, optional
         Where ``-`` reads its paths (default: standard input).
-    ignored : list of str, optional
-        Receives the files of the walked folders that are not taken (not an
-        audio extension, or not matching ``glob``; hidden names aside), each
-        as the folder given joined with its path inside it, in walk order.
+    own : OwnOutputs, optional
+        The batch's own files: never taken, wherever they are named.
+    ignored : list of (str, str), optional
+        Receives ``(path, reason)`` for each file not taken: in the walked
+        folders, those whose name does not match (not an audio extension, or
+        not matching ``glob``; hidden names aside) or that are not regular
+        files (:data:`IGNORED_SPECIAL`), and the batch's own files
+        (:data:`IGNORED_OWN`) wherever they are named; a walked file as the
+        folder given joined with its path inside it, in walk order.
 
     Raises
     ------
@@ -222,18 +323,24 @@ def collect_inputs(
         raise ParameterError("- (paths on stdin) and --manifest - both read standard input; give one of them")
     extensions = audio_extensions()
     skip = os.path.abspath(exclude) if exclude else None
+    own = own or OwnOutputs()
     files: list[str] = []
     bases: list[str] = []
-    not_taken: list[str] = []
+    not_taken: list[tuple[str, str]] = []
+    special: set[str] = set()  # named files that are not regular (never opened: they fail)
 
     def add(path: str) -> None:
         full = os.path.abspath(path)
         if os.path.isdir(full):
             start = len(not_taken)
-            files.extend(_walk(full, glob, extensions, skip, not_taken))
-            not_taken[start:] = [os.path.join(path, os.path.relpath(name, full)) for name in not_taken[start:]]
+            files.extend(_walk(full, glob, extensions, skip, own, not_taken))
+            not_taken[start:] = [(os.path.join(path, os.path.relpath(name, full)), why) for name, why in not_taken[start:]]
             bases.append(full)
+        elif own.owns(full):
+            not_taken.append((path, IGNORED_OWN))
         else:
+            if _is_special_path(full):
+                special.add(full)
             files.append(full)
             bases.append(os.path.dirname(full))
 
@@ -260,9 +367,14 @@ def collect_inputs(
             rel = os.path.relpath(path, top)
             if rel == ".." or rel.startswith(".." + os.sep):
                 raise ParameterError(f"--root {root}: {path} is not inside it")
-            items.append(InputItem(str(PurePosixPath(*Path(rel).with_suffix("").parts)), path))
+            problem = NOT_REGULAR if path in special else None
+            items.append(InputItem(str(PurePosixPath(*Path(rel).with_suffix("").parts)), path, problem=problem))
     if manifest is not None:
-        items += read_segments(manifest)
+        for item in read_segments(manifest):
+            if own.owns(item.path):
+                not_taken.append((item.path, IGNORED_OWN))
+            else:
+                items.append(replace(item, problem=NOT_REGULAR) if _is_special_path(item.path) else item)
     if ignored is not None:
         ignored.extend(not_taken)
     if not items:

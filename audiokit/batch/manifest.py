@@ -44,6 +44,7 @@ __all__ = [
     "read_records",
     "latest_records",
     "read_manifest",
+    "listed_outputs",
     "IdOwners",
     "record_key",
     "ManifestWriter",
@@ -129,6 +130,20 @@ def read_manifest(path: str | os.PathLike) -> tuple[dict[tuple[str, str, str], d
     return latest, owners
 
 
+def listed_outputs(out_dir: str) -> frozenset[str]:
+    """Absolute paths of every output any line of ``out_dir``'s manifest lists (all lines, not only the latest: a
+    run with other options named other files), with the manifest and ``results.jsonl`` themselves."""
+    found = {os.path.join(out_dir, MANIFEST), os.path.join(out_dir, RESULTS)}
+    try:
+        for record in read_records(os.path.join(out_dir, MANIFEST)):
+            outputs = record.get("outputs")
+            if isinstance(outputs, dict):
+                found.update(os.path.join(out_dir, *name.split("/")) for name in outputs.values() if isinstance(name, str))
+    except OSError:
+        pass  # not readable (``--out`` under a file, no permission): taking the folder says why, later
+    return frozenset(found)
+
+
 def latest_records(path: str | os.PathLike) -> dict[tuple[str, str, str], dict[str, Any]]:
     """The last record of each input (:func:`record_key`) in a manifest."""
     return read_manifest(path)[0]
@@ -194,8 +209,29 @@ class ManifestWriter:
         except OSError as exc:
             raise OutputError(f"cannot write the manifest: {describe_os_error(exc)}", self.path) from exc
 
+    def check(self) -> None:
+        """OutputError (exit 4) when ``path`` is no longer the file this writer appends to: the output folder was
+        deleted, moved or replaced during the batch, and its lines (and the lock) went with the old one.
+
+        Compares the open file's device and inode (``os.fstat``) with those of its path (``os.stat``).
+        """
+        if self._fd is None:
+            raise OutputError("the manifest is closed", self.path)
+        mine = os.fstat(self._fd)
+        try:
+            there = os.stat(self.path)
+        except OSError:
+            there = None
+        if there is None or (there.st_dev, there.st_ino) != (mine.st_dev, mine.st_ino):
+            raise OutputError(
+                "the output folder was deleted or replaced during the batch (this manifest went with it): stopped; "
+                "run the batch again to redo what it held",
+                self.path,
+            )
+
     def append(self, record: dict[str, Any]) -> None:
-        """Write one record as one line (one ``write`` call)."""
+        """Write one record as one line (one ``write`` call), after :meth:`check`."""
+        self.check()
         self._write((json.dumps(record, separators=(", ", ": ")) + "\n").encode("utf-8"))
 
     def close(self) -> None:

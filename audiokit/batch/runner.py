@@ -38,7 +38,7 @@ from typing import Any
 from ..errors import ExitStatus, OutputError, ParameterError
 from ..io.atomic import describe_os_error
 from .executor import Backend, PoolBackend, make_backend
-from .inputs import InputItem, collect_inputs
+from .inputs import InputItem, OwnOutputs, collect_inputs
 from .jobs import Job, output_names, validate
 from .manifest import (
     MANIFEST,
@@ -48,6 +48,7 @@ from .manifest import (
     ManifestWriter,
     compact_manifest,
     compact_results,
+    listed_outputs,
     read_manifest,
     split_done,
     sweep_temp_files,
@@ -57,7 +58,7 @@ from .stores.session import StoreSession
 from .stores.work import run_store_task
 from .tasks import THREAD_VARS, chunked, run_task, single_thread_env
 
-__all__ = ["BatchRequest", "BatchStats", "run_batch", "default_jobs"]
+__all__ = ["BatchRequest", "BatchStats", "run_batch", "default_jobs", "own_outputs"]
 
 #: How many failures, warnings and ignored file names the summary keeps (the manifest has every record).
 MAX_ERRORS_SHOWN = 5
@@ -116,8 +117,10 @@ class BatchStats:
     ``total`` counts every input, ``skipped`` those already done, ``done``
     those finished in this run (``ok + failed``); rates are over this run.
     ``warned`` counts the inputs of this run that warned (their ``warnings``
-    in the manifest), ``ignored`` the files of the walked folders not taken
-    for their name (not an audio extension, or not matching ``--glob``).
+    in the manifest), ``ignored`` the files not taken: in walked folders for
+    their name (not an audio extension, or not matching ``--glob``) or their
+    kind (a FIFO, a device), and the batch's own outputs wherever named
+    (``ignored_reasons``: how many for each reason, in order of first use).
     """
 
     command: str
@@ -140,6 +143,7 @@ class BatchStats:
     ignored: int = 0
     #: The first :data:`MAX_ERRORS_SHOWN` ignored files, as the folder given joined with the path inside it.
     ignored_files: list[str] = field(default_factory=list)
+    ignored_reasons: dict[str, int] = field(default_factory=dict)
     glob: str | None = None
 
     @property
@@ -184,10 +188,14 @@ class BatchStats:
         return f"{self.skipped + self.ok} of {self.total} done{failed}"
 
     def ignored_text(self) -> str:
-        """``2 files ignored (not an audio extension): a/notes.txt, b/clip.m4a`` (the first few names), or ``""``."""
+        """``2 files ignored (not an audio extension): a/notes.txt, b/clip.m4a`` (the first few names), or ``""``; with
+        several reasons, ``3 files ignored (2 not an audio extension, 1 an output of this batch): ...``."""
         if not self.ignored:
             return ""
-        why = "not an audio extension" if self.glob is None else f"not matching --glob {self.glob}"
+        reasons = self.ignored_reasons or {
+            "not an audio extension" if self.glob is None else f"not matching --glob {self.glob}": 1
+        }
+        why = next(iter(reasons)) if len(reasons) == 1 else ", ".join(f"{n} {reason}" for reason, n in reasons.items())
         more = f", ... ({self.ignored - len(self.ignored_files)} more)" if self.ignored > len(self.ignored_files) else ""
         files = "file" if self.ignored == 1 else "files"
         return f"{self.ignored} {files} ignored ({why}): {', '.join(self.ignored_files)}{more}"
@@ -216,6 +224,7 @@ class BatchStats:
             "warned_ids": [item_id for item_id, _ in self.warnings],
             "ignored": self.ignored,
             "ignored_files": list(self.ignored_files),
+            "ignored_reasons": dict(self.ignored_reasons),
             "seconds": round(self.elapsed, 3),
             "files_per_second": round(self.files_per_second, 2),
             "audio_seconds": round(self.audio_seconds, 3),
@@ -242,6 +251,30 @@ def _refuse_taken_ids(items: Iterable[InputItem], owners: IdOwners, manifest_pat
         raise ParameterError(
             f"id {item.id!r} already belongs to {owner} in {manifest_path}{more}; use another --out or --root", item.path
         )
+
+
+def own_outputs(out_dir: str) -> OwnOutputs:
+    """The files of ``out_dir`` a batch never takes as inputs: what its manifest lists and, in a corpus store (a
+    ``store.json``), the store's files: its indexes, plan, views and shards, everything under ``feats/`` and ``shar/``
+    (the names :meth:`StoreSession.clear <audiokit.batch.stores.session.StoreSession.clear>` removes)."""
+    from .stores.description import DESCRIPTION
+    from .stores.index import INDEX, JOURNAL
+    from .stores.layout import SHAR, shard_number
+    from .stores.options import ARRAY_STORES, SHARDED_STORES
+    from .stores.plan import PLAN
+    from .stores.views import view_files
+
+    files = set(listed_outputs(out_dir))
+    if not os.path.isfile(os.path.join(out_dir, DESCRIPTION)):
+        return OwnOutputs(frozenset(files))
+    names = {DESCRIPTION, INDEX, JOURNAL, PLAN}.union(*(view_files(kind) for kind in ARRAY_STORES))
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(out_dir):
+            if any(shard_number(kind, entry.name) is not None for kind in SHARDED_STORES):
+                names.add(entry.name)
+    files.update(os.path.join(out_dir, name) for name in names)
+    folders = frozenset(os.path.join(out_dir, name) for name in ("feats", SHAR))  # feats/: layout.member_path
+    return OwnOutputs(frozenset(files), folders)
 
 
 def _output_folders(job: Job, items: Iterable[InputItem], out_dir: str) -> set[str]:
@@ -300,6 +333,7 @@ class _Recorder:
         self.keys = RECORD_KEYS + STORE_KEYS if session is not None else RECORD_KEYS
 
     def __call__(self, record: dict[str, Any]) -> None:
+        self.manifest.check()  # the output folder still is the one this run took (before writing anything of it)
         if self.session is not None:
             self.session.take(record)
         result = record.pop("result", None)
@@ -388,13 +422,15 @@ def _execute(
         cancel = False
         return backend
     finally:
-        if cancel:  # stopping early or interrupted: record the tasks that finished meanwhile, then stop the rest
-            for future in list(pending):
-                if _finished(future):
-                    del pending[future]
-                    for rec in future.result():
-                        record(rec)
-        backend.close(cancel=cancel, pending=set(pending))
+        try:
+            if cancel:  # stopping early or interrupted: record the tasks that finished meanwhile, then stop the rest
+                for future in list(pending):
+                    if _finished(future):
+                        del pending[future]
+                        for rec in future.result():
+                            record(rec)
+        finally:  # the workers stop even when recording fails (the output folder went away)
+            backend.close(cancel=cancel, pending=set(pending))
 
 
 def _finished(future: Any) -> bool:
@@ -427,13 +463,14 @@ def run_batch(
         if value is not None and value < 1:
             raise ParameterError(f"{name}: {value} must be >= 1")
     out_dir = os.path.abspath(request.out)
-    ignored: list[str] = []
+    ignored: list[tuple[str, str]] = []
     items = collect_inputs(
         request.paths,
         glob=request.glob,
         root=request.root,
         manifest=request.manifest,
         exclude=out_dir,
+        own=own_outputs(out_dir),
         stdin_lines=stdin_lines,
         ignored=ignored,
     )
@@ -469,7 +506,10 @@ def run_batch(
             compact_results(os.path.join(out_dir, RESULTS), {item.id for item in done})
         sweep_temp_files(folders)
         stats = BatchStats(command=job.command, total=len(items), skipped=len(done), out=out_dir, workers=workers)
-        stats.glob, stats.ignored, stats.ignored_files = request.glob, len(ignored), ignored[:MAX_ERRORS_SHOWN]
+        stats.glob, stats.ignored = request.glob, len(ignored)
+        stats.ignored_files = [path for path, _ in ignored[:MAX_ERRORS_SHOWN]]
+        for _, reason in ignored:
+            stats.ignored_reasons[reason] = stats.ignored_reasons.get(reason, 0) + 1
         update = on_update or (lambda s: None)
         saved_env = single_thread_env() if request.scheduler is None and workers > 1 else None
         try:
