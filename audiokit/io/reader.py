@@ -219,7 +219,7 @@ class AudioSource:
         position = start
         while remaining > 0:
             want = min(step if previous is not None else block_size, remaining)
-            data = self._read(want, dtype)
+            data = self._read(want, dtype, position)
             if data.shape[1] == 0:
                 break
             data = self._check(data, position)
@@ -230,11 +230,23 @@ class AudioSource:
             yield data
             previous = data
 
-    def _read(self, n: int, dtype: str) -> np.ndarray:
+    def _read(self, n: int, dtype: str, position: int) -> np.ndarray:
+        narrow = dtype == "float32" and self.subtype == "DOUBLE"  # libsndfile would turn |x| > float32's max into Inf
         try:
-            interleaved = self._sf.read(n, dtype=dtype, always_2d=True)
+            interleaved = self._sf.read(n, dtype="float64" if narrow else dtype, always_2d=True)
         except (sf.LibsndfileError, RuntimeError) as exc:
             raise InputError(f"corrupt or truncated audio file (read failed: {_libsndfile_reason(exc)})", self.name) from exc
+        if narrow:
+            beyond = np.isfinite(interleaved) & (np.abs(interleaved) > np.finfo(np.float32).max)
+            if beyond.any():
+                frame, channel = (int(i[0]) for i in np.nonzero(beyond))
+                where = position + frame
+                raise InputError(
+                    f"holds a sample of {interleaved[frame, channel]:.3g} (frame {where}, {where / self.sr:.6g} s), "
+                    "beyond the float32 range (3.4e+38) this command computes in; scale the input down",
+                    self.name,
+                )
+            interleaved = interleaved.astype(np.float32)
         return np.ascontiguousarray(interleaved.T)
 
     def read(self, *, dtype: str = "float64", start: int = 0, n_samples: int | None = None) -> Signal:

@@ -7,6 +7,7 @@ the next (``finish()`` hands over the frames it held back for look-ahead, ``fina
 
 ==========================  ===================================================================================
 :class:`Log`                floor at ``amin``, then dB (``10·log10`` of power, ``20·log10`` of magnitude), ln or log10
+                            (this and :class:`Rows` of features: a float32 front end's Inf is an input error)
 :class:`Reference`          ``--ref``/``--top-db``: subtract the reference, clip ``top_db`` dB below the peak (in
                             the log's unit: ``top_db·ln(10)/10`` nepers, ``top_db/10`` decades for power); the peak
                             is found by a first pass over the input, or -- when nothing follows the step -- the
@@ -20,7 +21,8 @@ the next (``finish()`` hands over the frames it held back for look-ahead, ``fina
 :class:`SlidingCmvn`        Kaldi ``apply-cmvn-sliding --cmn-window=N --center=true``, means only
 :class:`Deltas`             Kaldi ``add-deltas --delta-window=2`` or ``librosa.feature.delta(width=9)``, rows
                             ``[x; d1; d2]`` (Kaldi's column order)
-:class:`Store`              the values cast to the saved dtype, checked finite (a spectrogram's float64 retry)
+:class:`Store`              the values cast to the saved dtype, checked finite (a spectrogram's float64 retry,
+                            features in float64, Kaldi's)
 ==========================  ===================================================================================
 
 Two kinds of job use the chain (:attr:`~audiokit.pipelines.timefreq_options.Parsed.features`):
@@ -90,15 +92,27 @@ class Step:
         """After the last frame: rework the saved array (``writer``) and the display images, if the step must."""
 
 
-class Log(Step):
-    """``max(x, amin)``, then dB (``factor·log10``), ln or log10, in ``dtype`` (None: the block's own)."""
+def _held(block: np.ndarray, name: str | None) -> np.ndarray:
+    """A front end's ``block``, refused when a float32 value overflowed (a float input far beyond full scale:
+    ``|X|²`` past float32's 3.4e38) -- an :class:`~audiokit.errors.InputError` naming ``name``, never NaN/Inf."""
+    if name is not None and block.dtype == np.float32 and not np.isfinite(block).all():
+        raise InputError("the input's values overflow the float32 STFT (|X|^2 beyond 3.4e+38); scale the input down", name)
+    return block
 
-    def __init__(self, log: str, power_kind: Kind, amin: float, dtype: Any = None):
+
+class Log(Step):
+    """``max(x, amin)``, then dB (``factor·log10``), ln or log10, in ``dtype`` (None: the block's own).
+
+    ``name`` (features): the input's, for refusing a float32 front end's overflowed values (:func:`_held`).
+    """
+
+    def __init__(self, log: str, power_kind: Kind, amin: float, dtype: Any = None, *, name: str | None = None):
         from ..dsp.scaling import DB_FACTOR
 
-        self.log, self.amin, self.dtype, self.factor = log, amin, dtype, DB_FACTOR[power_kind]
+        self.log, self.amin, self.dtype, self.factor, self.name = log, amin, dtype, DB_FACTOR[power_kind], name
 
     def apply(self, block: np.ndarray) -> np.ndarray:
+        block = _held(block, self.name)
         x = block if self.dtype is None else block.astype(self.dtype)
         out: np.ndarray = np.maximum(x, x.dtype.type(self.amin))
         if self.log == "ln":
@@ -195,13 +209,13 @@ def _rescale(
 
 
 class Rows(Step):
-    """The first ``n`` rows, in float64 (linear mel values feeding CMVN or deltas)."""
+    """The first ``n`` rows, in float64 (linear mel values feeding CMVN or deltas); ``name`` as :class:`Log`'s."""
 
-    def __init__(self, n: int):
-        self.n = n
+    def __init__(self, n: int, *, name: str | None = None):
+        self.n, self.name = n, name
 
     def apply(self, block: np.ndarray) -> np.ndarray:
-        return np.asarray(block.astype(np.float64)[:, : self.n])
+        return np.asarray(_held(block, self.name).astype(np.float64)[:, : self.n])
 
 
 class Dct(Step):
@@ -284,10 +298,13 @@ class Deltas(_PerChannel):
 
 
 class Store(Step):
-    """The values cast to the saved dtype, refused when they do not fit (never NaN/Inf in a file)."""
+    """The values cast to the saved dtype, refused when they do not fit (never NaN/Inf in a file).
 
-    def __init__(self, dtype: Any, name: str, *, linear: bool):
-        self.dtype, self.name, self.linear = dtype, name, linear
+    ``cast`` False: checked only, passed on as they are (features: the writer casts, the PNG pools the float64 values).
+    """
+
+    def __init__(self, dtype: Any, name: str, *, linear: bool, cast: bool = True):
+        self.dtype, self.name, self.linear, self.cast = dtype, name, linear, cast
 
     def apply(self, block: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore"):
@@ -297,7 +314,7 @@ class Store(Step):
             raise InputError(
                 f"the input's values are too large for a finite {np.dtype(self.dtype).name} result ({hint})", self.name
             )
-        return stored
+        return stored if self.cast else block
 
 
 class Chain:
@@ -451,10 +468,10 @@ def build_chain(parsed: Parsed, *, kaldi: bool, n_mels: int, channels: int, n_fr
     dim = n_mels
     if not kaldi and p.features:
         if p.scale == "db" or o.kind == "mfcc":
-            steps.append(Log(p.log, p.power_kind, p.amin, np.float64))
+            steps.append(Log(p.log, p.power_kind, p.amin, np.float64, name=name))
             steps.append(Reference(p.ref, p.top_db, p.log, p.power_kind, p.amin, deferred=False))
         else:
-            steps.append(Rows(n_mels))
+            steps.append(Rows(n_mels, name=name))
         if o.kind == "mfcc":
             steps.append(Dct(n_mels, o.n_mfcc, o.lifter, o.energy))
             dim = o.n_mfcc
@@ -472,6 +489,8 @@ def build_chain(parsed: Parsed, *, kaldi: bool, n_mels: int, channels: int, n_fr
         steps.append(SlidingCmvn(channels, o.cmvn_window))
     if o.deltas:
         steps.append(Deltas(channels, o.deltas, o.delta_method, o.delta_window, o.delta_width))
+    if p.features and (kaldi or dtype == "float64"):  # the features' float64 values, checked as the .npy stores them
+        steps.append(Store(np.float32, name, linear=not kaldi and p.scale != "db" and o.kind != "mfcc", cast=False))
     return Chain(parsed, steps, dim, kaldi=kaldi)
 
 

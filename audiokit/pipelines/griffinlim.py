@@ -28,7 +28,7 @@ complex STFT in float32.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -41,6 +41,7 @@ from ..io.reader import MAX_CHANNELS
 from ..io.subtypes import resolve_subtype
 from ..io.writer import audio_container
 from ..validate import is_int, is_real
+from .istft import check_storable
 from .params import choice, finite_or_none
 from .progress import SILENT, Reporter
 from .sidecar import check_stft_sidecar, plan_from_sidecar, rows_first
@@ -54,6 +55,9 @@ INITS = ("random", "zeros")
 MAX_ITERS = 10_000
 #: dB slack when counting cells at the top_db clip level (float32 rounding of the saved values).
 _CLIP_SLACK_DB = 1e-3
+#: Largest magnitude Griffin-Lim takes in single precision: ``|S|²`` summed over up to ``2**40`` cells stays below
+#: ``2**128``; beyond it the iterations run in double precision.
+SAFE_MAGNITUDE = float(2**44)
 
 
 @dataclass(frozen=True)
@@ -214,7 +218,8 @@ def _linear(values: np.ndarray, meta: dict[str, Any], path: str) -> tuple[np.nda
             raise _fail("power values must be >= 0", path)
         return values.astype(np.float64), True, 0
     if scale == "ln":
-        return np.exp(values.astype(np.float64)), True, 0
+        with np.errstate(over="ignore"):
+            return _bounded(np.exp(values.astype(np.float64)), values, path), True, 0
     # dB: 10*log10(P) - ref_db (or 20*log10(|X|) - ref_db), clipped top_db below the maximum
     factor = 20.0 if str(meta.get("values", "")).startswith("20*log10") else 10.0
     ref_db = _number(meta, "ref_db", path, default=0.0) if meta.get("ref_db") is not None else 0.0
@@ -222,8 +227,20 @@ def _linear(values: np.ndarray, meta: dict[str, Any], path: str) -> tuple[np.nda
     if top_db is not None and values.size:
         top = _number(meta, "top_db", path)
         clipped = int(np.count_nonzero(values <= float(values.max()) - top + _CLIP_SLACK_DB))
-    linear = np.power(10.0, (values.astype(np.float64) + ref_db) / factor)
-    return linear, factor == 10.0, clipped
+    with np.errstate(over="ignore"):
+        linear = np.power(10.0, (values.astype(np.float64) + ref_db) / factor)
+    return _bounded(linear, values, path), factor == 10.0, clipped
+
+
+def _bounded(linear: np.ndarray, values: np.ndarray, path: str) -> np.ndarray:
+    """``linear`` (float64) when finite: a saved dB/ln value too large to undo is refused, never Inf."""
+    if np.isfinite(linear).all():
+        return linear
+    raise _fail(
+        f"holds a value of {float(values.max()):.3g}, beyond what a linear spectrogram holds once undone "
+        "(its power overflows float64); scale the spectrogram down",
+        path,
+    )
 
 
 def _mel_bank(meta: dict[str, Any], plan: Any, path: str) -> np.ndarray:
@@ -313,7 +330,8 @@ def griffinlim_file(
         linear, missing = _spectrogram_rows(linear, meta, plan, spec_path)
         what = "were not saved (--fmin/--fmax)"
     magnitude = np.sqrt(linear) if is_power else linear
-    S = magnitude.astype(np.float32)
+    # single precision unless |S|² (summed over the array for the convergence) could overflow it
+    S = magnitude.astype(np.float32 if not magnitude.size or float(magnitude.max()) <= SAFE_MAGNITUDE else np.float64)
     if clipped:
         reporter.info(
             f"{spec_path}: {clipped} cells were clipped at top_db {meta.get('top_db')} dB below the maximum "
@@ -322,6 +340,8 @@ def griffinlim_file(
     if missing:
         reporter.info(f"{spec_path}: {missing} of {plan.n_freqs} bins {what}; they are rebuilt as silence")
     channels = 1 if S.ndim == 2 else S.shape[0]
+    if S.dtype == np.float64:
+        plan = replace(plan, dtype="float64")
     with reporter.progress(f"griffinlim {spec_path}", options.n_iter + 1) as advance:
         result = griffinlim(
             S,
@@ -334,7 +354,7 @@ def griffinlim_file(
             callback=lambda i, sc: advance(1),
         )
     with outputs_together(), WavWriter(target, sr=plan.sr, channels=channels, subtype=subtype, expected_samples=length) as writer:
-        writer.write(result.y.reshape(channels, length))
+        writer.write(check_storable(result.y.reshape(channels, length), subtype, spec_path))
     return GriffinLimResult(
         output=target,
         sr=plan.sr,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +17,15 @@ from ..io.writer import audio_container
 from .progress import SILENT, Reporter
 from .sidecar import check_stft_sidecar, plan_from_sidecar, rows_first
 
-__all__ = ["IstftOptions", "IstftResult", "istft_file", "load_complex_stft"]
+__all__ = ["FLOAT32_MAX", "SAFE_CELL", "IstftOptions", "IstftResult", "check_storable", "istft_file", "load_complex_stft"]
 
 #: STFT frames read from the memory-mapped array per step (bounds memory: 2048 × n_freqs × channels complex64).
 CHUNK_FRAMES = 2048
+#: Largest ``|Re X|``, ``|Im X|`` the single-precision inverse takes: an inverse DFT sums ``n_fft <= 2**24`` cells, so
+#: its sums stay below ``2**124``, inside float32 (``2**128``); beyond it the inverse runs in double precision.
+SAFE_CELL = float(2**100)
+#: Largest magnitude a FLOAT (float32) output sample holds.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 @dataclass(frozen=True)
@@ -92,10 +97,44 @@ def _finite(chunk: np.ndarray, first_frame: int, fix: bool, path: str) -> np.nda
     )
 
 
+def _cell_peak(spec: np.ndarray) -> float:
+    """Largest ``|Re|``/``|Im|`` of the finite cells, one chunk of frames at a time (NaN/Inf are :func:`_finite`'s)."""
+    peak = 0.0
+    for first in range(0, spec.shape[-1], CHUNK_FRAMES):
+        chunk = np.asarray(spec[..., first : first + CHUNK_FRAMES])
+        parts = np.abs(np.stack([chunk.real, chunk.imag]))
+        finite = parts[np.isfinite(parts)]
+        if finite.size:
+            peak = max(peak, float(finite.max()))
+    return peak
+
+
+def check_storable(samples: np.ndarray, subtype: str, path: str) -> np.ndarray:
+    """``samples`` if the ``subtype`` WAV holds them as finite values (PCM clips, FLOAT holds ``|x| <= FLOAT32_MAX``).
+
+    Raises
+    ------
+    InputError
+        Naming ``path`` (the spectrogram): a rebuilt sample is beyond the output's range.
+    """
+    if subtype == "FLOAT" and samples.size and not float(np.abs(samples).max()) <= FLOAT32_MAX:
+        raise InputError(
+            f"the rebuilt samples reach {float(np.abs(samples).max()):.3g}, beyond what a FLOAT WAV holds "
+            f"({FLOAT32_MAX:.3g}); scale the spectrogram down or write --subtype DOUBLE",
+            path,
+        )
+    return samples
+
+
 def istft_file(
     spec_path: str, output: str | None, options: IstftOptions = IstftOptions(), *, reporter: Reporter = SILENT
 ) -> IstftResult:
-    """Invert the complex STFT in ``spec_path`` into ``output`` (default ``<SPEC>.istft.wav``; ``-``: stdout)."""
+    """Invert the complex STFT in ``spec_path`` into ``output`` (default ``<SPEC>.istft.wav``; ``-``: stdout).
+
+    The inverse runs in single precision, or in double precision when a cell exceeds :data:`SAFE_CELL` (where the
+    float32 sums could overflow); samples a FLOAT output cannot hold are an :class:`~audiokit.errors.InputError`
+    (:func:`check_storable`), never NaN/Inf in the WAV.
+    """
     from ..dsp.stft import IstftStream
 
     spec, meta = load_complex_stft(spec_path)
@@ -107,12 +146,14 @@ def istft_file(
     audio_container(target, subtype)
     channels = 1 if spec.ndim == 2 else spec.shape[0]
     length = int(meta["source_frames"])
+    if _cell_peak(spec) > SAFE_CELL:
+        plan = replace(plan, dtype="float64")
     stream = IstftStream(plan, length=length)
     n_frames = spec.shape[-1]
 
     def write(writer: WavWriter, samples: np.ndarray) -> None:
         if samples.shape[-1]:
-            writer.write(samples.reshape(channels, -1))
+            writer.write(check_storable(samples.reshape(channels, -1), subtype, spec_path))
 
     with WavWriter(target, sr=plan.sr, channels=channels, subtype=subtype, expected_samples=length) as writer:
         with reporter.progress(f"istft {spec_path}", n_frames) as advance:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import InputError, ParameterError
 from .memo import memoized
 from .params import duration_samples, frequency_hz
 from .timefreq_options import KALDI_WINDOWS, KaldiFrontend
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXACT_FLOAT32_SUBTYPES",
+    "KALDI_SAFE_PEAK",
     "KALDI_SAMPLE_SCALE",
     "KALDI_WINDOWS",
     "KERNEL_DTYPE",
@@ -45,6 +46,9 @@ __all__ = [
 
 #: Kaldi's sample scale: audiokit's +/-1 full scale -> int16 units.
 KALDI_SAMPLE_SCALE = 32768.0
+#: Largest float sample (full-scale units) the float32 kernel takes: times 32768, pre-emphasised (x2) and summed over
+#: a padded window of <= 2**23 samples, |X| < 2**59 and |X|² < 2**118, inside float32 (2**128) after the mel sums.
+KALDI_SAFE_PEAK = float(2**20)
 #: The kernel's working precision (:class:`~audiokit.dsp.kaldi.KaldiFeatureStream` ``dtype``); see the module docstring.
 KERNEL_DTYPE = np.float32
 #: Source subtypes whose samples (``code / 2**(B-1)``, at most 24 significant bits, or float32 itself) float32 holds
@@ -80,6 +84,7 @@ class KaldiFrontEnd:
         self.rows = self.peak_rows = self.kopts.dim
         self.n_frames = self.kopts.num_frames(source.n_samples)
         self.channels, self.sr = channels, source.sr
+        self.is_float, self.name = source.is_float, source.name
         self._streams: list[Any] = []
 
     def start(self) -> None:
@@ -94,12 +99,24 @@ class KaldiFrontEnd:
 
     def push(self, block: np.ndarray) -> np.ndarray:
         """``(channels, n)`` samples -> the ``(channels, dim, k)`` frames they complete (float64: the float32 kernel's
-        values, widened)."""
-        return self._stack([s.accept_waveform(block[c]) for c, s in enumerate(self._streams)])
+        values, widened).
+
+        Raises
+        ------
+        InputError
+            A float input's sample beyond :data:`KALDI_SAFE_PEAK` (full-scale units), where the float32 kernel's
+            power spectrum could overflow; values past the kernel anyway (a larger window) are the chain's ``Store``
+            step's to refuse, the overflow itself is silent.
+        """
+        if self.is_float and block.size:
+            _check_peak(block, self.name)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._stack([s.accept_waveform(block[c]) for c, s in enumerate(self._streams)])
 
     def finish(self) -> np.ndarray:
         """The remaining frames (with ``--no-snip-edges``, those reaching past the end, reflected)."""
-        return self._stack([s.input_finished() for s in self._streams])
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._stack([s.input_finished() for s in self._streams])
 
     def _stack(self, outs: list[np.ndarray]) -> np.ndarray:
         if not outs[0].shape[0]:
@@ -162,6 +179,17 @@ class KaldiFrontEnd:
     @property
     def hop_length(self) -> int:
         return self.kopts.window_shift
+
+
+def _check_peak(block: np.ndarray, name: str) -> None:
+    """Refuse samples beyond :data:`KALDI_SAFE_PEAK` (Kaldi's kernel is float32, as Kaldi's)."""
+    peak = float(np.abs(block).max())
+    if peak > KALDI_SAFE_PEAK:
+        raise InputError(
+            f"holds a sample of {peak:.3g} (full scale 1), beyond what Kaldi's float32 front end holds "
+            f"(|x| <= {KALDI_SAFE_PEAK:.0f}: its power spectrum would overflow); scale the input down",
+            name,
+        )
 
 
 def _kaldi_frame(option: str, text: str, sr: int) -> tuple[float, int | None]:

@@ -69,3 +69,175 @@ def test_spectrum_of_huge_double_samples_reads_the_scaled_peaks_without_numpy_wa
         assert huge["freq_hz"] == unit["freq_hz"]
         assert huge["amplitude"] == pytest.approx(unit["amplitude"] * 2.0**990, rel=1e-8)
         assert huge["dbfs"] == pytest.approx(unit["dbfs"] + 990 * 20 * np.log10(2), abs=1e-3)
+
+
+# ---------------------------------------------------------------- issue 20: one rule for every command on samples
+SR8 = 8000
+NUMPY_WARNINGS = ("encountered in", "RuntimeWarning")
+
+
+@pytest.fixture
+def spikes(tmp_path):
+    """A unit sine (FLOAT), the same with one 3e38 sample (FLOAT) and with one 1e307 sample (DOUBLE), at 8 kHz."""
+    x = 0.5 * np.sin(2 * np.pi * 440 * np.arange(SR8) / SR8)
+    sf.write(tmp_path / "unit.wav", x.astype(np.float32), SR8, subtype="FLOAT")
+    y = x.astype(np.float32)
+    y[4000] = 3e38
+    sf.write(tmp_path / "f32.wav", y, SR8, subtype="FLOAT")
+    z = x.copy()
+    z[4000] = 1e307
+    sf.write(tmp_path / "f64.wav", z, SR8, subtype="DOUBLE")
+    return tmp_path
+
+
+def _spiked_npy(cli, folder, args, value, name):
+    """``spectrogram unit.wav ARGS --npy`` with the middle cell set to ``value``, saved as ``name`` + sidecar."""
+    code, _, err = cli("spectrogram", folder / "unit.wav", *args, "--npy", folder / "base.npy")
+    assert code == 0, err
+    a = np.load(folder / "base.npy")
+    a[a.shape[0] // 2, a.shape[1] // 2] = value
+    np.save(folder / name, a)
+    (folder / name).with_suffix(".json").write_text((folder / "base.json").read_text())
+    return folder / name
+
+
+def _no_numpy_warning(err):
+    assert not any(w in err for w in NUMPY_WARNINGS), err
+
+
+def test_istft_of_a_huge_finite_cell_runs_in_double_precision(cli, spikes):
+    spec = _spiked_npy(cli, spikes, ["--complex"], 3e38, "big.npy")
+    code, _, err = cli("istft", spikes / "base.npy", "-o", spikes / "base.wav")
+    assert code == 0, err
+    code, _, err = cli("istft", spec, "-o", spikes / "big.wav")
+    assert code == 0, err
+    _no_numpy_warning(err)
+    big, base = sf.read(spikes / "big.wav")[0], sf.read(spikes / "base.wav")[0]
+    assert np.isfinite(big).all() and 1e35 < np.abs(big).max() < 1e38  # 161 NaN, 219 Inf before
+    # overlap-add is local: samples of frames away from the changed one are the unchanged inverse's (float64 vs
+    # float32 inverse: float32 rounding; the first and last 100 samples, where the window sum is small, left out)
+    np.testing.assert_allclose(big[100:3000], base[100:3000], atol=1e-4)
+    np.testing.assert_allclose(big[-3000:-100], base[-3000:-100], atol=1e-4)
+
+
+def test_istft_samples_beyond_a_float_wav_are_an_input_error(cli, spikes):
+    code, _, err = cli("spectrogram", spikes / "unit.wav", "--complex", "--npy", spikes / "base.npy")
+    assert code == 0, err
+    a = np.load(spikes / "base.npy")
+    k = np.arange(a.shape[0])[:, None]
+    n_fft = json.loads((spikes / "base.json").read_text())["n_fft"]
+    # every frame a float32-max click at its sample 1: the first frame's, divided by its tiny window sum, reaches ~1e42
+    a[:] = np.float32(3.4e38) * np.exp(-2j * np.pi * k / n_fft)
+    np.save(spikes / "max.npy", a)
+    (spikes / "max.json").write_text((spikes / "base.json").read_text())
+    code, out, err = cli("istft", spikes / "max.npy", "-o", spikes / "max.wav")
+    assert (code, out) == (3, "")
+    assert err.count("error:") == 1 and "max.npy" in err and "beyond what a FLOAT WAV holds" in err, err
+    _no_numpy_warning(err)
+    assert not (spikes / "max.wav").exists()
+    code, _, err = cli("istft", spikes / "max.npy", "-o", spikes / "max.wav", "--subtype", "DOUBLE")
+    assert code == 0, err
+    assert np.isfinite(sf.read(spikes / "max.wav")[0]).all()
+
+
+_TIMEFREQ_RETRY = (
+    "pipelines/timefreq.py _Job._frames checks SAFE_PEAK for spectrograms only (watch=not features): a features job's "
+    "float32 STFT overflows (a numpy warning) and the chain can only refuse it; checking it for features too reruns "
+    "them in float64 as spectrograms are"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=_TIMEFREQ_RETRY)
+def test_mfcc_of_a_3e38_float_sample_is_finite_and_equal_away_from_it(cli, spikes):
+    for name in ("unit", "f32"):
+        code, _, err = cli("mfcc", spikes / f"{name}.wav", "--npy", spikes / f"{name}.npy")
+        assert code == 0, err
+    big, unit = np.load(spikes / "f32.npy"), np.load(spikes / "unit.npy")
+    assert np.isfinite(big).all()  # 1 960 of 1 960 non-finite before
+    # frames 45..55 hold sample 4000 (hop 80, window 200); the others are the unit file's, float64 vs float32 STFT
+    np.testing.assert_allclose(big[:, :40], unit[:, :40], atol=2e-3)
+    np.testing.assert_allclose(big[:, 60:], unit[:, 60:], atol=2e-3)
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "reason"),
+    [
+        (["mfcc"], "f64", "overflow the float32 STFT"),
+        (["mfcc"], "f32", "overflow the float32 STFT"),
+        (["mel", "--cmvn", "utterance"], "f32", "overflow the float32 STFT"),
+        (["mel", "--scale", "power", "--deltas", "1"], "f32", "overflow the float32 STFT"),
+        (["mfcc", "--compat", "kaldi"], "f64", "beyond what Kaldi's float32 front end holds"),
+        (["mfcc", "--compat", "kaldi"], "f32", "beyond what Kaldi's float32 front end holds"),
+        (["mel", "--compat", "kaldi"], "f32", "beyond what Kaldi's float32 front end holds"),
+        (["mel", "--compat", "kaldi"], "f64", "beyond what Kaldi's float32 front end holds"),
+    ],
+)
+def test_features_that_cannot_be_held_are_one_input_error(cli, spikes, command, name, reason):
+    out = spikes / "out.npy"
+    code, stdout, err = cli(*command, spikes / f"{name}.wav", "--npy", out)
+    assert (code, stdout) == (3, "")
+    assert err.count("error:") == 1 and f"{name}.wav" in err and reason in err, err
+    assert not out.exists() and not out.with_suffix(".json").exists()
+
+
+@pytest.mark.parametrize("fix", [[], ["--fix-nonfinite"]])
+def test_a_finite_1e307_sample_is_not_called_nan_or_inf(cli, spikes, fix):
+    code, _, err = cli("resample", spikes / "f64.wav", "--to", "16k", "-o", spikes / "r.wav", *fix)
+    assert code == 3
+    assert "NaN or Inf" not in err and "holds a sample of 1e+307" in err and "beyond the float32 range" in err, err
+    assert not (spikes / "r.wav").exists()
+
+
+def test_griffinlim_of_a_huge_magnitude_is_finite_and_of_a_huge_db_value_an_input_error(cli, spikes):
+    mag = _spiked_npy(cli, spikes, ["--scale", "magnitude"], 3e38, "mag.npy")
+    code, _, err = cli("griffinlim", mag, "-o", spikes / "mag.wav")
+    assert code == 0, err
+    _no_numpy_warning(err)
+    assert np.isfinite(sf.read(spikes / "mag.wav")[0]).all()  # NaN before
+    db = _spiked_npy(cli, spikes, [], 3e38, "db.npy")
+    code, _, err = cli("griffinlim", db, "-o", spikes / "db.wav")
+    assert code == 3 and "db.npy" in err and "beyond what a linear spectrogram holds" in err, err  # exit 2 before
+    _no_numpy_warning(err)
+    assert not (spikes / "db.wav").exists()
+
+
+_TIMEFREQ_WARNS = pytest.mark.xfail(strict=True, reason=_TIMEFREQ_RETRY)
+_NOT_OWNED = pytest.mark.xfail(strict=True, reason="dehum/quantize square/scale 1e307 in float64 (pipelines not in this item)")
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (["spectrogram", "--npy", "o.npy"], "f32"),
+        (["spectrogram", "--npy", "o.npy"], "f64"),
+        (["mel", "--npy", "o.npy"], "f32"),
+        (["mel", "--npy", "o.npy"], "f64"),
+        pytest.param(["mfcc", "--npy", "o.npy"], "f32", marks=_TIMEFREQ_WARNS),
+        pytest.param(["mfcc", "--npy", "o.npy"], "f64", marks=_TIMEFREQ_WARNS),
+        (["mfcc", "--compat", "kaldi", "--npy", "o.npy"], "f32"),
+        (["mfcc", "--compat", "kaldi", "--npy", "o.npy"], "f64"),
+        (["mel", "--compat", "kaldi", "--npy", "o.npy"], "f32"),
+        (["mel", "--compat", "kaldi", "--npy", "o.npy"], "f64"),
+        (["spectrum"], "f32"),
+        (["spectrum"], "f64"),
+        (["dehum", "-o", "o.wav"], "f32"),
+        pytest.param(["dehum", "-o", "o.wav"], "f64", marks=_NOT_OWNED),
+        (["resample", "--to", "16k", "-o", "o.wav"], "f32"),
+        (["resample", "--to", "16k", "-o", "o.wav"], "f64"),
+        (["quantize", "--bits", "8", "-o", "o.wav"], "f32"),
+        pytest.param(["quantize", "--bits", "8", "-o", "o.wav"], "f64", marks=_NOT_OWNED),
+        (["info"], "f32"),
+        (["info"], "f64"),
+    ],
+)
+def test_every_command_on_samples_is_finite_or_exit_3_without_numpy_warnings(cli, spikes, monkeypatch, args, name):
+    monkeypatch.chdir(spikes)
+    code, _, err = cli(args[0], spikes / f"{name}.wav", *args[1:])
+    assert code in (0, 3), err
+    if code == 3:
+        assert err.count("error:") == 1 and f"{name}.wav" in err, err
+    for out in ("o.npy", "o.wav"):
+        if code == 0 and (spikes / out).exists():
+            values = np.load(spikes / out) if out.endswith(".npy") else sf.read(spikes / out)[0]
+            assert np.isfinite(values).all()
+    _no_numpy_warning(err)
