@@ -44,7 +44,7 @@ from ..validate import is_int, is_real
 from .istft import check_storable
 from .params import choice, finite_or_none
 from .progress import SILENT, Reporter
-from .sidecar import check_stft_sidecar, plan_from_sidecar, rows_first
+from .sidecar import check_stft_sidecar, plan_from_sidecar, recorded_input, rows_first
 
 __all__ = ["GriffinLimOptions", "GriffinLimResult", "MEL_INVERSES", "griffinlim_file", "load_magnitude"]
 
@@ -298,7 +298,7 @@ def griffinlim_file(
     options = options.check()
     values, meta = load_magnitude(spec_path)
     target = output if output is not None else str(derived_output(spec_path, "griffinlim", ".wav"))
-    check_output_path(target, [spec_path, str(sidecar_path(spec_path)), meta.get("source", "-")])
+    check_output_path(target, [spec_path, str(sidecar_path(spec_path)), *recorded_input(meta)])
     plan = plan_from_sidecar(meta, spec_path)
     if not plan.invertible:
         raise _fail(

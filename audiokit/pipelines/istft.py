@@ -15,7 +15,7 @@ from ..io.reader import MAX_CHANNELS
 from ..io.subtypes import resolve_subtype
 from ..io.writer import audio_container
 from .progress import SILENT, Reporter
-from .sidecar import check_stft_sidecar, plan_from_sidecar, rows_first
+from .sidecar import check_stft_sidecar, plan_from_sidecar, recorded_input, rows_first
 
 __all__ = ["FLOAT32_MAX", "SAFE_CELL", "IstftOptions", "IstftResult", "check_storable", "istft_file", "load_complex_stft"]
 
@@ -139,7 +139,7 @@ def istft_file(
 
     spec, meta = load_complex_stft(spec_path)
     target = output if output is not None else str(derived_output(spec_path, "istft", ".wav"))
-    check_output_path(target, [spec_path, str(sidecar_path(spec_path)), meta.get("source", "-")])
+    check_output_path(target, [spec_path, str(sidecar_path(spec_path)), *recorded_input(meta)])
     plan = plan_from_sidecar(meta, spec_path)
     _check_geometry(spec, meta, plan, spec_path)
     subtype = resolve_subtype(options.subtype, meta.get("source_subtype"), target=target)

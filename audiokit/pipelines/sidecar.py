@@ -33,6 +33,7 @@ from ..io.reader import MAX_SR, MIN_SR
 __all__ = [
     "LAYOUTS",
     "provenance",
+    "recorded_input",
     "rows_first",
     "timefreq_sidecar",
     "plan_fields",
@@ -138,6 +139,13 @@ def _layout_text(channels: int, time_major: bool) -> str:
     if time_major:
         return "(n_frames, n_rows)" if channels == 1 else "(n_frames, n_rows, channels)"
     return "(n_rows, n_frames)" if channels == 1 else "(channels, n_rows, n_frames)"
+
+
+def recorded_input(meta: dict[str, Any]) -> list[str]:
+    """The input file a sidecar's ``source`` names, as a list for an output check (empty for ``-``, standard input
+    then, or a value that is not a path): an output may not overwrite it."""
+    source = meta.get("source")
+    return [source] if isinstance(source, str) and not is_stdio(source) else []
 
 
 def rows_first(array: np.ndarray, meta: dict[str, Any]) -> np.ndarray:

@@ -278,12 +278,13 @@ class _Job:
     def _frames(self, reporter: Reporter, label: str, *, watch: bool = False) -> Any:
         """One pass over the input: yield the front end's non-empty ``(channels, rows, k)`` chunks.
 
-        ``watch``: note whether any sample is non-zero (:attr:`heard`) and, for a float input in single precision,
-        restart in double precision beyond :data:`SAFE_PEAK` (a (log-)spectrogram saves its linear values).
+        A float input in single precision restarts the job in double precision beyond :data:`SAFE_PEAK` (every
+        job: a spectrogram saves its linear values, the features' float32 STFT would overflow); ``watch``: note
+        whether any sample is non-zero (:attr:`heard`).
         """
         tf, fe = self.parsed.tf, self.frontend
         fe.start()
-        beyond = watch and self.source.is_float and self.dtype == "float32"
+        beyond = self.source.is_float and self.dtype == "float32"
         with reporter.progress(label, self.source.n_samples) as advance:
             for block in self.source.blocks(BLOCK_SAMPLES, dtype=fe.read_dtype):
                 if beyond and block.size and float(np.abs(block).max()) > SAFE_PEAK:
@@ -313,7 +314,8 @@ class _Job:
         label = f"{parsed.kind} {self.source.name}"
         reference = chain.reference
         if reference is not None and reference.needs_peak:
-            reference.set_peak(self._peak(reporter, label))
+            with np.errstate(over="ignore", invalid="ignore") if self.dtype == "float64" else contextlib.nullcontext():
+                reference.set_peak(self._peak(reporter, label))  # float64: checked on the results (Store)
         display_rows = chain.dim if features else self.frontend.rows
         poolers = [ColumnPooler(display_rows, self.n_frames, parsed.size[0]) for _ in range(C)] if png_path else []
         npy_dtype = np.complex64 if parsed.want_complex else np.float32

@@ -191,3 +191,29 @@ def test_a_pipe_is_never_the_output_file(wav: Path, tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr.decode()
     assert sf.info(wav).samplerate == 8000
+
+
+def test_istft_and_griffinlim_of_a_spectrogram_made_from_stdin_are_not_refused(tmp_path):
+    """Their sidecar's ``source`` is ``-`` (the spectrogram read stdin): that names no file, so a redirected stdin
+    of istft/griffinlim (which read no audio) is never "the input" -- the output is written."""
+    import soundfile as sf
+
+    wav = tmp_path / "in.wav"
+    sf.write(wav, np.sin(np.arange(8000) * 0.05).astype(np.float32), 8000, subtype="PCM_16")
+    spec, mag = tmp_path / "spec.npy", tmp_path / "mag.npy"
+    with open(wav, "rb") as stdin:
+        run = subprocess.run([sys.executable, "-m", "audiokit", "spectrogram", "-", "--complex", "--npy", spec], stdin=stdin)
+    assert run.returncode == 0
+    with open(wav, "rb") as stdin:
+        run = subprocess.run(
+            [sys.executable, "-m", "audiokit", "spectrogram", "-", "--scale", "magnitude", "--npy", mag], stdin=stdin
+        )
+    assert run.returncode == 0
+    for args in (["istft", spec], ["griffinlim", mag, "--iters", "2"]):
+        out = tmp_path / f"{args[0]}.wav"
+        out.write_bytes(wav.read_bytes())  # an existing file, and stdin is redirected from it
+        with open(out, "rb") as stdin:
+            run = subprocess.run(
+                [sys.executable, "-m", "audiokit", *map(str, args), "-o", str(out)], stdin=stdin, capture_output=True, text=True
+            )
+        assert run.returncode == 0, run.stderr
