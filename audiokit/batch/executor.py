@@ -11,7 +11,10 @@ loop is the same for all three:
   of spawned processes (no inherited locks or threads), each started with
   one BLAS/FFT thread (:func:`~audiokit.batch.tasks.init_worker`); stopping
   it cancels queued tasks and terminates the workers (SIGTERM: their atomic
-  writes remove their temp files; SIGKILL after 5 s).
+  writes remove their temp files; SIGKILL after 5 s).  A worker also gets
+  SIGTERM when this process dies, even by SIGKILL, so none outlives it; the
+  resource tracker multiprocessing starts with the pool (a child that owns
+  the pool's named semaphores) ends once the last worker has closed its pipe.
 * :class:`DaskBackend` (``--scheduler tcp://HOST:PORT``): the
   ``concurrent.futures``-style API of :class:`distributed.Client`.  The
   scheduler reruns the tasks of a worker that dies on another worker; the
@@ -22,12 +25,13 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
+import os
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from typing import Any, Protocol
 
 from ..errors import OutputError, ParameterError
-from .tasks import init_worker
+from .tasks import in_worker, init_worker
 
 __all__ = ["Backend", "InlineBackend", "PoolBackend", "DaskBackend", "make_backend", "CLUSTER_EXTRA_HINT"]
 
@@ -80,10 +84,11 @@ class PoolBackend:
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=init_worker,
+            initargs=(os.getpid(),),  # a worker ends with this process, even after its kill -9
         )
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> cf.Future:
-        return self._pool.submit(fn, *args)
+        return self._pool.submit(in_worker, fn, *args)
 
     def wait_first(self, pending: set[Any]) -> set[Any]:
         done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)

@@ -9,14 +9,18 @@ thread environment before numpy and FFTW load in a spawned process.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
-from collections.abc import Sequence
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import ExitStatus
 
-__all__ = ["THREAD_VARS", "single_thread_env", "init_worker", "run_task", "chunked"]
+__all__ = ["THREAD_VARS", "single_thread_env", "init_worker", "watch_parent", "in_worker", "run_task", "chunked"]
 
 #: One BLAS/OpenMP/FFTW thread per worker: the batch's parallelism is its processes.
 THREAD_VARS = {
@@ -36,19 +40,133 @@ def single_thread_env() -> dict[str, str | None]:
     return previous
 
 
+#: In a pool worker: whether a task runs (:func:`in_worker`), and whether SIGTERM came (:func:`_terminated`).
+_state = {"task": False, "stopping": False}
+
+
 def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM in a pool worker: unwind the task (its atomic writes remove their temp files), then end the process.
+
+    Between tasks nothing is to unwind: the worker ends at once.  In a task,
+    SystemExit interrupts it and a finisher thread ends the process as soon
+    as no task runs, whichever way the task ends (the pool would otherwise
+    catch the SystemExit and wait for the next task).  Later signals are
+    ignored: the kernel sends the parent-death signal once per thread of the
+    dying parent, and a second SystemExit must not interrupt the unwinding.
+    """
+    if _state["stopping"]:
+        return
+    if not _state["task"]:
+        os._exit(ExitStatus.TERMINATED)
+    _state["stopping"] = True
+    threading.Thread(target=_exit_after_task, name="audiokit-worker-exit", daemon=True).start()
     raise SystemExit(ExitStatus.TERMINATED)
 
 
-def init_worker() -> None:
-    """Initializer of a local pool worker: one thread each; Ctrl-C is the parent's; SIGTERM unwinds.
+def _exit_after_task(poll: float = 0.01) -> None:
+    while _state["task"]:
+        time.sleep(poll)
+    os._exit(ExitStatus.TERMINATED)
 
-    SIGINT is ignored (the parent stops the workers itself); SIGTERM raises
-    SystemExit so that atomic writes in progress remove their temp file.
+
+#: ``prctl(2)`` option: the signal this process gets when its parent thread ends (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
+
+
+def _set_parent_death_signal(signum: int) -> bool:
+    """Ask Linux to send ``signum`` when the parent ends (``prctl(PR_SET_PDEATHSIG)``); False where that is unavailable."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return False
+    return bool(prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0) == 0)
+
+
+def watch_parent(parent_pid: int, *, interval: float = 0.5) -> threading.Thread:
+    """Start a daemon thread that sends SIGTERM to this process once its parent is no longer ``parent_pid``.
+
+    The portable stand-in for the parent-death signal: an orphan is re-parented
+    (to init or a subreaper), so :func:`os.getppid` changes when the parent dies.
+
+    Parameters
+    ----------
+    parent_pid : int
+        The pid of the parent this process must not outlive.
+    interval : float
+        Seconds between two looks at the parent pid.
+
+    Returns
+    -------
+    threading.Thread
+        The started watchdog.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(interval)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    thread = threading.Thread(target=watch, name="audiokit-parent-watchdog", daemon=True)
+    thread.start()
+    return thread
+
+
+def _end_with_parent(parent_pid: int) -> None:
+    """Get SIGTERM when the parent ``parent_pid`` dies; exit now if it died already (the race before arming)."""
+    if not _set_parent_death_signal(signal.SIGTERM):
+        watch_parent(parent_pid)
+    if os.getppid() != parent_pid:  # it died between our spawn and the prctl: no signal will ever come
+        os._exit(ExitStatus.TERMINATED)
+
+
+def init_worker(parent_pid: int | None = None) -> None:
+    """Initializer of a local pool worker: one thread each; Ctrl-C is the parent's; SIGTERM ends it; no orphans.
+
+    SIGINT is ignored (the parent stops the workers itself); SIGTERM ends the
+    worker, after unwinding a task in progress so that its atomic writes
+    remove their temp files (:func:`_terminated`).  With ``parent_pid``, the
+    worker gets that SIGTERM when its parent dies, even by SIGKILL: on Linux
+    the kernel sends it (``prctl(PR_SET_PDEATHSIG)``, armed here, then the
+    parent pid checked again for a death in between); elsewhere
+    :func:`watch_parent` polls.  The kernel signal fires when the parent
+    *thread* that spawned the worker ends: :class:`~concurrent.futures.ProcessPoolExecutor`
+    spawns in ``submit()``, which the runner calls from the thread that owns
+    the pool for the pool's whole life.
+
+    Parameters
+    ----------
+    parent_pid : int or None
+        The pid of the process that owns the pool (None: do not watch it).
     """
     os.environ.update(THREAD_VARS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminated)
+    if parent_pid is not None:
+        _end_with_parent(parent_pid)
+
+
+def in_worker(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in a pool worker, marked as a task for :func:`_terminated`.
+
+    When SIGTERM stopped the task, the worker ends once the task's frames are
+    released and collected: a writer that the signal caught between two
+    context managers (entered, its exit not yet registered) is then closed
+    by the collector and removes its temp file.
+    """
+    _state["task"] = True
+    try:
+        result = fn(*args)
+    except SystemExit:
+        pass
+    else:
+        _state["task"] = False
+        return result
+    gc.collect()
+    os._exit(ExitStatus.TERMINATED)
 
 
 def run_task(job: Any, items: Sequence[Any], out_dir: str) -> list[dict[str, Any]]:
