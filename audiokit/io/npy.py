@@ -155,11 +155,51 @@ def read_sidecar(npy_path: str | os.PathLike) -> dict:
 
     path = sidecar_path(npy_path)
     try:
-        return json.loads(path.read_text())
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"missing sidecar {path.name} (written beside the .npy by audiokit)", npy_path) from None
+    except RecursionError:
+        raise InputError(f"cannot read sidecar {path.name}: JSON nested too deep", npy_path) from None
     except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read sidecar {path.name}: {exc}", npy_path) from None
+        raise InputError(f"cannot read sidecar {path.name}: {_one_line(exc)}", npy_path) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception's message on one line (numpy and json messages may span several)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def map_npy(path: str | os.PathLike) -> np.ndarray:
+    """Memory-map the ``.npy`` array at ``path`` (read-only); anything that is not one is an InputError naming it.
+
+    A ``.npz`` archive renamed ``.npy``, a header that is not a Python literal (an unbalanced parenthesis, a bad
+    number), a pickled object array or a file shorter than its header says: one line each, never numpy's traceback
+    or a bare ``SyntaxWarning``.
+
+    Raises
+    ------
+    InputError
+        ``no such file``, or ``not a readable .npy array: <reason>``.
+    """
+    import tokenize
+    import warnings
+
+    from ..errors import InputError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)  # numpy's header parser compiles the header text
+            array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except (SyntaxError, tokenize.TokenError, OverflowError, RecursionError):
+        raise InputError("not a readable .npy array: its header is not a valid Python literal", path) from None
+    except (OSError, ValueError, EOFError) as exc:
+        raise InputError(f"not a readable .npy array: {_one_line(exc) if str(exc) else 'empty file'}", path) from None
+    if not isinstance(array, np.ndarray):  # np.load opens a zip (.npz) whatever its name
+        array.close()
+        raise InputError("is a .npz archive of several arrays, not a .npy array", path)
+    return array
 
 
 class TimeMajorNpy:

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import InputError, ParameterError
 from ..io import WavWriter, check_output_path, derived_output, outputs_together
-from ..io.npy import read_sidecar, sidecar_path
+from ..io.npy import map_npy, read_sidecar, sidecar_path
 from ..io.reader import MAX_CHANNELS
 from ..io.subtypes import resolve_subtype
 from ..io.writer import audio_container
@@ -179,10 +179,7 @@ def load_magnitude(path: str) -> tuple[np.ndarray, dict[str, Any]]:
     if scale not in ("magnitude", "power", "db", "ln"):
         raise _fail(f"holds {scale!r} values, not magnitude, power, db or ln; {make}", path)
     check_stft_sidecar(meta, path)
-    try:
-        arr = np.load(path, mmap_mode="r")
-    except (OSError, ValueError, EOFError) as exc:
-        raise _fail(f"not a readable .npy array: {exc or 'empty file'}", path) from None
+    arr = map_npy(path)
     if np.iscomplexobj(arr):
         raise _fail(
             "holds complex values but its sidecar says a real spectrogram; invert a complex STFT with 'audiokit istft'", path

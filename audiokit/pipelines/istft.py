@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..io import WavWriter, check_output_path, derived_output
-from ..io.npy import read_sidecar, sidecar_path
+from ..io.npy import map_npy, read_sidecar, sidecar_path
 from ..io.reader import MAX_CHANNELS
 from ..io.subtypes import resolve_subtype
 from ..io.writer import audio_container
@@ -58,12 +58,7 @@ def load_complex_stft(path: str) -> tuple[np.ndarray, dict[str, Any]]:
             path,
         )
     check_stft_sidecar(meta, path)
-    try:
-        spec = np.load(path, mmap_mode="r")
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except (OSError, ValueError, EOFError) as exc:
-        raise InputError(f"not a readable .npy array: {exc or 'empty file'}", path) from None
+    spec = map_npy(path)
     if not np.iscomplexobj(spec) or list(spec.shape) != list(meta["shape"]):
         raise InputError(f"array {spec.dtype} {spec.shape} does not match its sidecar ({meta['shape']})", path)
     spec = rows_first(spec, meta)

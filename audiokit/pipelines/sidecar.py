@@ -235,6 +235,9 @@ def plan_fields(plan: Any) -> dict[str, Any]:
 def check_stft_sidecar(meta: object, path: str) -> dict[str, Any]:
     """Validate the keys :func:`plan_from_sidecar` reads: present, of the right JSON type, in range.
 
+    ``source`` and ``source_subtype`` are optional but strings when present (the input an output may not overwrite,
+    the default output subtype).
+
     Raises
     ------
     InputError
@@ -262,6 +265,9 @@ def check_stft_sidecar(meta: object, path: str) -> dict[str, Any]:
         )
     if meta["source_frames"] < 0:
         raise InputError(f"sidecar 'source_frames' is {meta['source_frames']!r}; it must be >= 0", path)
+    for key in ("source", "source_subtype"):  # optional (older sidecars), but text when present: a path, a subtype
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            raise InputError(f"sidecar {key!r} is {meta[key]!r}, not a JSON string", path)
     shape = meta["shape"]
     if not shape or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape):
         raise InputError(f"sidecar 'shape' {shape!r} is not a list of whole numbers >= 0", path)
