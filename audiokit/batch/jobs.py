@@ -31,6 +31,7 @@ from ..errors import AudiokitError, ExitStatus, ParameterError
 from ..pipelines import registry
 from ..pipelines.params import InputOptions
 from .inputs import InputItem
+from .manifest import input_digests
 from .stores.options import StoreOptions
 
 __all__ = ["Job", "attempt", "input_options", "output_names", "validate", "run_item", "segment_text"]
@@ -53,6 +54,10 @@ class Job:
     store : StoreOptions
         Where the outputs go (``--store``; :mod:`audiokit.batch.stores`): the single-file outputs (``files``) or a
         corpus store of time-major arrays.
+    verify : str
+        How resume compares an input with its record (``--verify``, :data:`audiokit.batch.manifest.VERIFY_MODES`;
+        set by :func:`~audiokit.batch.runner.run_batch` from ``BatchRequest.verify``): ``hash`` makes the worker
+        record a full-content digest too.  Not part of :meth:`fingerprint` (it changes no number).
     """
 
     command: str
@@ -60,6 +65,7 @@ class Job:
     inputs: InputOptions = field(default_factory=InputOptions)
     png: bool = False
     store: StoreOptions = field(default_factory=lambda: StoreOptions(kind="files"))
+    verify: str = "head-tail"
 
     @property
     def spec(self) -> registry.JobSpec:
@@ -191,8 +197,9 @@ def attempt(
 
     ``call`` runs the job with the item's input options and returns its :class:`~audiokit.pipelines.registry.
     JobResult` and the fields it adds to the record (``outputs``, a report, a store's location).  Warnings raised
-    meanwhile go to ``warnings``; an :class:`~audiokit.errors.AudiokitError` is the record's ``error`` (its one-line
-    text), any other exception an "internal error" of that input alone.
+    meanwhile go to ``warnings``; the input's size, mtime and digests (:func:`~audiokit.batch.manifest.input_digests`,
+    for ``job.verify``) are taken before it is read; an :class:`~audiokit.errors.AudiokitError` is the record's
+    ``error`` (its one-line text), any other exception an "internal error" of that input alone.
     """
     started = time.perf_counter()
     record: dict[str, Any] = {
@@ -201,6 +208,8 @@ def attempt(
         "segment": item.segment,
         "size": None,
         "mtime_ns": None,
+        "digest": None,
+        "content_digest": None,
         "duration": None,
         "sr": None,
         "channels": None,
@@ -211,7 +220,7 @@ def attempt(
             raise ParameterError(item.problem, item.path)
         try:
             st = os.stat(item.path)
-            record.update(size=st.st_size, mtime_ns=st.st_mtime_ns)
+            record.update(size=st.st_size, mtime_ns=st.st_mtime_ns, **input_digests(item.path, job.verify))
         except OSError:
             pass  # the pipeline names the problem (no such file, permission denied)
         with warnings.catch_warnings(record=True) as caught:

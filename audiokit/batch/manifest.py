@@ -15,9 +15,15 @@ that one collection's outputs never replace another's.
 Line format (keys in this order; see README "Corpora")::
 
     {"id": "a/b/utt", "path": "/abs/a/b/utt.wav", "segment": null, "size": 123, "mtime_ns": 1700000000000000000,
-     "status": "ok", "error": null, "outputs": {"npy": "a/b/utt.mel.npy", "json": "a/b/utt.mel.json"},
+     "digest": "blake2b:0123456789abcdef0123456789abcdef", "content_digest": null, "status": "ok", "error": null,
+     "outputs": {"npy": "a/b/utt.mel.npy", "json": "a/b/utt.mel.json"},
      "shape": [80, 1198], "duration": 12.0, "sr": 16000, "channels": 1, "warnings": [], "seconds": 0.004,
      "command": "mel", "fingerprint": "sha256:0123456789abcdef", "finished": "2026-12-01T10:00:00Z"}
+
+``digest`` is :func:`head_tail_digest` of the input as the worker found it (every record whose input could be
+stat-ed), ``content_digest`` its full-content digest with ``--verify hash`` (else null).  On resume an input whose
+size and mtime match is compared by content too (:func:`input_unchanged`, modes :data:`VERIFY_MODES`): a file
+rewritten with the same size and its mtime restored (``touch -r``, ``cp -p``, ``rsync -t``) is computed again.
 
 ``results.jsonl`` (``info``, ``spectrum``) holds ``{"id": ..., **report}`` per
 input; at the start of a run it is rewritten (atomically) to the results of
@@ -27,6 +33,7 @@ the inputs that run skips, so that every input appears once.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import time
@@ -34,7 +41,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import OutputError
+from ..errors import OutputError, ParameterError
 from ..io.atomic import TEMP_MARKER, describe_os_error, write_text_atomic
 
 __all__ = [
@@ -53,6 +60,12 @@ __all__ = [
     "compact_manifest",
     "compact_results",
     "file_state",
+    "VERIFY_MODES",
+    "check_verify",
+    "head_tail_digest",
+    "content_digest",
+    "input_digests",
+    "input_unchanged",
     "is_done",
     "split_done",
 ]
@@ -60,6 +73,14 @@ __all__ = [
 MANIFEST = "manifest.jsonl"
 RESULTS = "results.jsonl"
 LOCK = ".audiokit-batch.lock"
+
+#: How resume tells an input is unchanged (``--verify``), weakest first: ``stat`` size and mtime only;
+#: ``head-tail`` (the default) also :func:`head_tail_digest`; ``hash`` also :func:`content_digest` (every byte).
+VERIFY_MODES = ("stat", "head-tail", "hash")
+#: Bytes :func:`head_tail_digest` reads at each end of a file (64 KiB).
+DIGEST_SPAN = 64 * 1024
+#: Bytes per read of :func:`content_digest` (1 MiB).
+_BLOCK = 1 << 20
 
 
 def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
@@ -149,14 +170,85 @@ def latest_records(path: str | os.PathLike) -> dict[tuple[str, str, str], dict[s
     return read_manifest(path)[0]
 
 
-def is_done(record: dict[str, Any] | None, *, fingerprint: str, size: int | None, mtime_ns: int | None, out_dir: str) -> bool:
-    """True when ``record`` says the input was done with these options, unchanged, and its outputs exist."""
+def check_verify(verify: str) -> str:
+    """``verify`` when it is one of :data:`VERIFY_MODES`; ParameterError (exit 2) naming the allowed ones."""
+    if verify not in VERIFY_MODES:
+        raise ParameterError(f"--verify: {verify!r} is not one of {', '.join(VERIFY_MODES)}")
+    return verify
+
+
+def head_tail_digest(path: str) -> str | None:
+    """``blake2b:`` + 32 hex digits (16-byte BLAKE2b) of a file's size (8 bytes, little-endian), its first and its
+    last :data:`DIGEST_SPAN` bytes (the whole file, once, when it is at most twice that): one or two reads.
+
+    Catches a rewrite of the same size that changes a byte within 64 KiB of either end (a header, the first or last
+    samples); a change only in the middle of a file over 128 KiB is caught by :func:`content_digest` alone.
+    None when the file cannot be read.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            digest.update(size.to_bytes(8, "little"))
+            digest.update(fh.read(DIGEST_SPAN if size > 2 * DIGEST_SPAN else 2 * DIGEST_SPAN))
+            if size > 2 * DIGEST_SPAN:
+                fh.seek(size - DIGEST_SPAN)
+                digest.update(fh.read(DIGEST_SPAN))
+    except OSError:
+        return None
+    return "blake2b:" + digest.hexdigest()
+
+
+def content_digest(path: str) -> str | None:
+    """``blake2b:`` + 32 hex digits (16-byte BLAKE2b) of every byte of a file (read in 1 MiB blocks); None when the
+    file cannot be read."""
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        with open(path, "rb") as fh:
+            while block := fh.read(_BLOCK):
+                digest.update(block)
+    except OSError:
+        return None
+    return "blake2b:" + digest.hexdigest()
+
+
+def input_digests(path: str, verify: str) -> dict[str, str | None]:
+    """The digest fields of a manifest record: ``digest`` (:func:`head_tail_digest`, every mode) and
+    ``content_digest`` (:func:`content_digest` with ``verify == "hash"``, else None)."""
+    return {"digest": head_tail_digest(path), "content_digest": content_digest(path) if verify == "hash" else None}
+
+
+def input_unchanged(record: dict[str, Any], path: str, *, verify: str) -> bool:
+    """True when the input at ``path`` is as ``record`` found it (missing then and now counts as unchanged).
+
+    Size and mtime first (one ``stat``); when they match, ``head-tail`` compares :func:`head_tail_digest` (a record
+    with no ``digest``, written by an older audiokit or for a file it could not read, is taken on size and
+    mtime), ``hash`` compares :func:`content_digest` (a record with no ``content_digest``, made without
+    ``--verify hash``, is not taken: its input is computed again, once); ``stat`` stops there.
+    """
+    size, mtime_ns = file_state(path)
+    if record.get("size") != size or record.get("mtime_ns") != mtime_ns:
+        return False
+    if size is None or verify == "stat":
+        return True
+    if verify == "hash":
+        recorded = record.get("content_digest")
+        return recorded is not None and recorded == content_digest(path)
+    recorded = record.get("digest")
+    return recorded is None or recorded == head_tail_digest(path)
+
+
+def is_done(record: dict[str, Any] | None, *, fingerprint: str, path: str, out_dir: str, verify: str = "head-tail") -> bool:
+    """True when ``record`` says the input at ``path`` was done with these options, its outputs exist and it is
+    unchanged (:func:`input_unchanged`; the digests are read last, only for an input otherwise done)."""
     if record is None or record.get("status") != "ok" or record.get("fingerprint") != fingerprint:
         return False
-    if size is None or record.get("size") != size or record.get("mtime_ns") != mtime_ns:
+    if record.get("size") is None:
         return False
     outputs = record.get("outputs") or {}
-    return all(os.path.exists(os.path.join(out_dir, *str(name).split("/"))) for name in outputs.values())
+    if not all(os.path.exists(os.path.join(out_dir, *str(name).split("/"))) for name in outputs.values()):
+        return False
+    return input_unchanged(record, path, verify=verify)
 
 
 def file_state(path: str) -> tuple[int | None, int | None]:
@@ -169,15 +261,20 @@ def file_state(path: str) -> tuple[int | None, int | None]:
 
 
 def split_done(
-    items: Iterable[Any], previous: dict[tuple[str, str, str], dict[str, Any]], *, fingerprint: str, out_dir: str
+    items: Iterable[Any],
+    previous: dict[tuple[str, str, str], dict[str, Any]],
+    *,
+    fingerprint: str,
+    out_dir: str,
+    verify: str = "head-tail",
 ) -> tuple[list[Any], list[Any]]:
-    """The inputs (``InputItem``) split into ``(to run, already done)`` by their last records (:func:`is_done`)."""
+    """The inputs (``InputItem``) split into ``(to run, already done)`` by their last records (:func:`is_done`;
+    ``verify``: one of :data:`VERIFY_MODES`)."""
     todo: list[Any] = []
     done: list[Any] = []
     for item in items:
-        size, mtime_ns = file_state(item.path)
         record = previous.get(record_key(item.id, item.path, item.segment))
-        ok = item.problem is None and is_done(record, fingerprint=fingerprint, size=size, mtime_ns=mtime_ns, out_dir=out_dir)
+        ok = item.problem is None and is_done(record, fingerprint=fingerprint, path=item.path, out_dir=out_dir, verify=verify)
         (done if ok else todo).append(item)
     return todo, done
 

@@ -10,8 +10,8 @@
    written); refuse the whole batch (exit 2) when an input's id already
    belongs to another source in the manifest (even with ``force``: one
    collection's outputs never replace another's); drop the inputs the
-   manifest shows done with the same fingerprint, size and mtime, outputs
-   present (unless ``force``);
+   manifest shows done with the same fingerprint, size and mtime (and content, as ``verify`` asks:
+   :func:`~audiokit.batch.manifest.input_unchanged`), outputs present (unless ``force``);
 3. remove stale temp files a killed run left, group the rest into tasks of
    ``chunk`` inputs and keep ``backend.slots`` tasks in flight
    (:mod:`audiokit.batch.executor`); as each task finishes, append its
@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -46,6 +47,7 @@ from .manifest import (
     DirLock,
     IdOwners,
     ManifestWriter,
+    check_verify,
     compact_manifest,
     compact_results,
     listed_outputs,
@@ -69,6 +71,8 @@ RECORD_KEYS = (
     "segment",
     "size",
     "mtime_ns",
+    "digest",
+    "content_digest",
     "status",
     "error",
     "outputs",
@@ -108,6 +112,9 @@ class BatchRequest:
     jobs: int | None = None
     chunk: int | None = None
     scheduler: str | None = None
+    #: How resume compares an input with its record: ``head-tail``, ``hash`` or ``stat``
+    #: (:data:`~audiokit.batch.manifest.VERIFY_MODES`).
+    verify: str = "head-tail"
 
 
 @dataclass
@@ -457,7 +464,7 @@ def run_batch(
     KeyboardInterrupt, audiokit.cli.app.Terminated
         Propagated after the workers are stopped and temp files removed.
     """
-    job = request.job
+    job = dataclasses.replace(request.job, verify=check_verify(request.verify))
     validate(job)
     for name, value in (("--max-failures", request.max_failures), ("--chunk", request.chunk), ("--jobs", request.jobs)):
         if value is not None and value < 1:
@@ -499,7 +506,7 @@ def run_batch(
             folders = session.folders(tasks)
             work = run_store_task
         else:
-            todo, done = split_done(items, previous, fingerprint=job.fingerprint(), out_dir=out_dir)
+            todo, done = split_done(items, previous, fingerprint=job.fingerprint(), out_dir=out_dir, verify=job.verify)
             tasks = chunked(todo, request.chunk or _default_chunk(len(todo), workers))
             folders = _output_folders(job, todo, out_dir)
         if job.spec.reports:

@@ -56,6 +56,7 @@ def _run(name: str, options_from: Callable[[Mapping[str, Any]], Any], params: di
         glob=params["glob"],
         manifest=params["segments"],
         force=params["force"],
+        verify=params["verify"],
         max_failures=params["max_failures"],
         jobs=params["jobs"],
         chunk=params["chunk"],

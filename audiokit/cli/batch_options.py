@@ -63,6 +63,15 @@ BATCH_PARAMS = [
         help='JSONL segments to run: {"id", "path", "start", "duration"} per line (seconds).',
     ),
     batch_option("force", bool, False, "--force", help="Recompute the inputs the manifest shows done."),
+    batch_option(
+        "verify",
+        str,
+        "head-tail",
+        "--verify",
+        help="How resume tells an input is unchanged: head-tail (size, mtime and a digest of its first and last 64 KiB; "
+        "catches a same-size rewrite with its mtime restored unless only the middle changed), hash (every byte: "
+        "catches any change, reads each input whole) or stat (size and mtime only).",
+    ),
     batch_option("max_failures", Optional[int], None, "--max-failures", min=1, help="Stop after this many failed inputs."),
     batch_option(
         "jobs",

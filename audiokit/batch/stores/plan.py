@@ -11,12 +11,13 @@ run stopped:
 * the plan is kept in ``shards.plan.jsonl`` (one line per shard: its number and members), written before any
   shard is computed, so a shard keeps its members and number across runs;
 * a shard is done when every member is recorded in the manifest with this store's fingerprint and that shard, its
-  input unchanged (same size and mtime), and its file exists (a shard whose inputs all failed has none); otherwise it
+  input unchanged (same size and mtime, and content as ``--verify`` asks:
+  :func:`~audiokit.batch.manifest.input_unchanged`), and its file exists (a shard whose inputs all failed has none); otherwise it
   is computed again, whole, with the same members.
 
 After a ``kill -9`` the committed shards are done and the others are computed again from the same plan: the result
 equals an uninterrupted run byte for byte.  An input that failed inside a done shard is not retried (the manifest
-says why; fix the file -- its new mtime makes the shard stale -- or rebuild with ``--force``).
+says why; fix the file -- its new mtime or content makes the shard stale -- or rebuild with ``--force``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..inputs import InputItem
-from ..manifest import file_state, record_key
+from ..manifest import input_unchanged, record_key
 from .layout import absolute, shard_file
 from .options import parse_shard_size
 
@@ -39,12 +40,10 @@ __all__ = ["PLAN", "array_bytes", "pack", "read_plan", "shard_plan", "write_plan
 PLAN = "shards.plan.jsonl"
 
 
-def _unchanged(record: dict[str, Any], fingerprint: str) -> bool:
-    """The input of ``record`` is as recorded (size, mtime; missing then and now) and the fingerprint is this one."""
-    if record.get("fingerprint") != fingerprint:
-        return False
-    size, mtime_ns = file_state(record["path"])
-    return record.get("size") == size and record.get("mtime_ns") == mtime_ns
+def _unchanged(record: dict[str, Any], fingerprint: str, verify: str) -> bool:
+    """The fingerprint of ``record`` is this one and its input is as recorded (size, mtime and the ``verify``
+    digest: :func:`~audiokit.batch.manifest.input_unchanged`; missing then and now counts as unchanged)."""
+    return record.get("fingerprint") == fingerprint and input_unchanged(record, record["path"], verify=verify)
 
 
 def _member(item: InputItem) -> list[Any]:
@@ -89,19 +88,21 @@ def shard_plan(
     out_dir: str,
     shard_size: str,
     estimate: Callable[[InputItem], int],
+    verify: str = "head-tail",
 ) -> tuple[list[tuple[int, list[InputItem]]], list[InputItem], dict[int, list[InputItem]] | None]:
     """``([(shard number, its inputs), ...], inputs already done, the plan to write)`` for this run's ``items``: the
     plan with the new shards, for :func:`write_plan` before any shard is computed (None: unchanged).
 
     ``latest`` maps :func:`~audiokit.batch.manifest.record_key` to the last manifest record of each input;
-    ``estimate(item)`` is an input's array bytes.
+    ``estimate(item)`` is an input's array bytes; ``verify`` how a member's input is compared
+    (:data:`~audiokit.batch.manifest.VERIFY_MODES`): a changed member makes its shard stale.
     """
     plan = read_plan(out_dir)
     planned = {record_key(m.id, m.path, m.segment): n for n, members in plan.items() for m in members}
     todo: list[tuple[int, list[InputItem]]] = []
     for number, members in sorted(plan.items()):
         records = [latest.get(record_key(m.id, m.path, m.segment)) for m in members]
-        complete = all(r is not None and r.get("shard") == number and _unchanged(r, fingerprint) for r in records)
+        complete = all(r is not None and r.get("shard") == number and _unchanged(r, fingerprint, verify) for r in records)
         has_ok = any(r is not None and r.get("status") == "ok" for r in records)
         if not complete or (has_ok and not os.path.exists(absolute(out_dir, shard_file(kind, number)))):
             todo.append((number, members))

@@ -80,7 +80,7 @@ class StoreSession:
             return StoreTask(tuple(members), shard, geometry.n_feats, sr, self.facts)
 
         if not self.store.sharded:
-            todo, done = split_done(items, latest, fingerprint=self.fingerprint, out_dir=self.out_dir)
+            todo, done = split_done(items, latest, fingerprint=self.fingerprint, out_dir=self.out_dir, verify=self.job.verify)
             return [task(todo[i : i + chunk], None) for i in range(0, len(todo), chunk)], done
         itemsize = 2 if self.store.dtype == "float16" else 4
 
@@ -96,6 +96,7 @@ class StoreSession:
             out_dir=self.out_dir,
             shard_size=self.store.shard_size,
             estimate=estimate,
+            verify=self.job.verify,
         )
         return [task(members, number) for number, members in shards], done
 
