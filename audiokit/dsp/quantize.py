@@ -20,7 +20,9 @@ The non-overloading input range is ``[-1 - q/2, 1 - q/2)``, which is not
 symmetric about 0: the largest zero-centred sine that does not clip has an
 amplitude just under ``1 - q/2``.  Samples outside the range are clipped to
 the end codes and counted (:attr:`Quantizer.n_clipped`; :func:`quantize`
-warns with :class:`ClippingWarning`).
+warns with :class:`ClippingWarning`), however large: a finite 1e307 sample is
+one clipped sample (it is first moved by a whole number of steps to within
+``±(4 + q)``, which keeps the rounding error and cannot overflow).
 
 Dither (added before rounding, not subtracted afterwards)
 ---------------------------------------------------------
@@ -126,6 +128,20 @@ _ERROR_POWER_Q2 = {"none": 1 / 12, "rpdf": 1 / 6, "tpdf": 1 / 4}
 _SHAPING_POWER_GAIN = 2.0
 #: Mean power of a full-scale sine (amplitude 1.0): the reference of :func:`theoretical_sqnr_db`.
 _FULL_SCALE_SINE_POWER = 0.5
+
+
+#: Beyond ``±_BOUND`` (full-scale units) a sample is moved by a whole number of steps to within
+#: ``±(_BOUND + q)``: it still clips (``4 / q`` is twice the range), the rounding error (all that the noise-shaping
+#: loop feeds back) is unchanged, and neither ``x / q`` nor the loop's partial sums can overflow or lose precision.
+_BOUND = 4.0
+
+
+def _bounded(x: np.ndarray, step: float) -> np.ndarray:
+    """``x`` with every ``|x| > _BOUND`` replaced by ``±_BOUND + fmod(x, step)`` (exact; a copy only if needed)."""
+    beyond = np.abs(x) > _BOUND
+    if not beyond.any():
+        return x
+    return np.where(beyond, np.copysign(_BOUND, x) + np.fmod(x, step), x)
 
 
 class ClippingWarning(UserWarning):
@@ -267,7 +283,7 @@ class Quantizer:
         for start in range(0, block.shape[1], _SLICE):
             piece = block[:, start : start + _SLICE]
             m = piece.shape[1]
-            u = piece.astype(np.float64) * self._scale  # exact: power-of-two scaling
+            u = _bounded(piece.astype(np.float64), self.step) * self._scale  # exact: power-of-two scaling
             d = self._dither(m)
             codes = self._shaped_codes(u, d) if self.noise_shape == "first" else np.floor(u + d + 0.5)
             low, high = -self._scale, self._scale - 1

@@ -15,7 +15,10 @@ Conventions (also in README "audiokit dehum")
   default path ``<stem>.dehum.wav`` beside the input.
 * ``residual`` gets ``input - output`` computed in float64 before the output
   is encoded (and before the ``normalize`` gain).
-* Beyond full scale: :mod:`audiokit.pipelines.fullscale`.
+* Beyond full scale: :mod:`audiokit.pipelines.fullscale`.  Beyond
+  :data:`DEHUM_SAFE_PEAK` (2**32, +192.7 dBFS) the input is refused (exit 3):
+  the hum model demodulates in single precision, whose powers overflow
+  (from a peak of 2**55..2**59) and whose f0 estimate then goes wrong.
 * Levels are dB re a full-scale sine (peak amplitude 1.0 = 0 dB), read with
   1 s frames at each line; ``null`` in JSON stands for ``-inf``.
 * The hum estimates (``hum`` and the per-harmonic ``hum_*_db``) are the
@@ -42,7 +45,7 @@ import numpy as np
 from ..dsp.hum import DEFAULT_THRESHOLD_DB, METHODS, HumAnalysis, HumLevels, HumMeter, HumRemover, analyze_hum_blocks, hum_levels
 from ..dsp.levels import dbfs
 from ..dsp.resample import measure_overshoot
-from ..errors import ParameterError
+from ..errors import InputError, ParameterError
 from ..io import WavWriter, check_distinct, check_output_path, derived_output, is_stdio, outputs_together
 from ..io.reader import BLOCK_SAMPLES, AudioSource
 from ..io.subtypes import resolve_subtype
@@ -52,7 +55,11 @@ from .params import InputOptions, check_syntax, duration_samples, finite_or_none
 from .progress import SILENT, Reporter
 from .registry import JobResult, JobSpec, SourceFacts
 
-__all__ = ["DEHUM_SPEC", "DehumOptions", "check_options", "DehumResult", "dehum_file", "parse_freq"]
+__all__ = ["DEHUM_SAFE_PEAK", "DEHUM_SPEC", "DehumOptions", "check_options", "DehumResult", "dehum_file", "parse_freq"]
+
+#: The largest sample magnitude (full-scale units) dehum takes: its hum model demodulates in float32, whose powers
+#: overflowed (and f0 went wrong) from a peak between 2**55 and 2**59 on a 3 s, 8 kHz hum; 2**32 leaves a wide margin.
+DEHUM_SAFE_PEAK = float(2**32)
 
 #: Decimal places of levels (dB) and frequencies (Hz) in the JSON report.
 _DB_DIGITS, _HZ_DIGITS = 3, 4
@@ -263,6 +270,19 @@ def _check_outputs(path: str, target: str, residual: str | None, subtype: str) -
 _DEFAULT_INPUTS = InputOptions()
 
 
+def _checked_blocks(source: AudioSource) -> Iterator[np.ndarray]:
+    """The source's float64 blocks; InputError (naming the source) at a sample beyond :data:`DEHUM_SAFE_PEAK`."""
+    for block in source.blocks(BLOCK_SAMPLES, dtype="float64"):
+        peak = float(np.abs(block).max()) if block.size else 0.0
+        if peak > DEHUM_SAFE_PEAK:
+            raise InputError(
+                f"holds a sample of {peak:.3g} (full scale 1), beyond what the hum model computes "
+                f"(|x| <= 2^32: it demodulates in float32, whose powers would overflow); scale the input down",
+                source.name,
+            )
+        yield block
+
+
 def dehum_file(
     path: str,
     output: str | None,
@@ -284,7 +304,7 @@ def dehum_file(
         with reporter.progress(f"dehum {source.name}", passes * max(source.n_samples, 1)) as advance:
 
             def blocks() -> Iterator[np.ndarray]:
-                for block in source.blocks(BLOCK_SAMPLES, dtype="float64"):
+                for block in _checked_blocks(source):
                     advance(block.shape[1])
                     yield block
 
@@ -301,7 +321,7 @@ def dehum_file(
             remover = HumRemover(analysis, options.method, **erase)  # validates --win/--width
 
             def removal() -> Iterator[tuple[np.ndarray, np.ndarray]]:
-                return remover.run(source.blocks(BLOCK_SAMPLES, dtype="float64"))
+                return remover.run(_checked_blocks(source))
 
             guard = FullScaleGuard(kind)
             if options.normalize:

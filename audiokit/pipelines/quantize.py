@@ -10,7 +10,9 @@ and ``e = y - x`` the total error (rounding, dither, shaping and clipping)::
     noise_density_dbfs_per_hz = noise_rms_dbfs - 10·log10(sr / 2)
 
 The last one is the average one-sided noise power density.  Infinite values
-(no error at all, or a silent input) are ``null`` in JSON.
+(no error at all, or a silent input) are ``null`` in JSON.  The sums are scaled
+by powers of two where squares would overflow (:class:`~audiokit.dsp.levels.ScaledSums`),
+so a finite 1e307 sample of a DOUBLE input (one clipped sample) gives finite measures.
 """
 
 from __future__ import annotations
@@ -21,8 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
-
+from ..dsp.levels import ScaledSums
 from ..dsp.quantize import DITHERS, MAX_BITS, MIN_BITS, NOISE_SHAPES, Quantizer, expected_noise_power, theoretical_sqnr_db
 from ..errors import ParameterError
 from ..io import WavWriter, check_output_path, derived_output
@@ -130,7 +131,7 @@ def quantize_file(
         check_output_path(target, [path])
         audio_container(target, subtype)
         quantizer = Quantizer(bits=bits, channels=source.channels, dither=dither, noise_shape=noise_shape, seed=options.seed)
-        signal_energy = noise_energy = 0.0
+        signal, noise = ScaledSums(1), ScaledSums(1)  # Σx², Σe² over all channels, finite for any finite x
         with (
             reporter.progress(f"quantize {source.name}", source.n_samples) as advance,
             WavWriter(
@@ -139,16 +140,17 @@ def quantize_file(
         ):
             for x in source.blocks(BLOCK_SAMPLES, dtype="float64"):
                 y = quantizer.process(x)
-                e = y - x
-                signal_energy += float(np.einsum("ij,ij->", x, x))
-                noise_energy += float(np.einsum("ij,ij->", e, e))
+                e = (y - x).reshape(1, -1)
+                signal.add(x.reshape(1, -1))
+                noise.add(e)
                 writer.write(y)
                 advance(x.shape[1])
         sr, n_channels = source.sr, source.channels
         facts = SourceFacts.of(source)
-    count = quantizer.n_samples * n_channels
-    sqnr = _db(signal_energy / noise_energy if noise_energy > 0 else math.inf)
-    noise_rms = _db(noise_energy / count)
+    count_db = 10.0 * math.log10(max(quantizer.n_samples * n_channels, 1))
+    signal_db, noise_db = float(signal.energy_db()[0]), float(noise.energy_db()[0])
+    sqnr = signal_db - noise_db if noise_db > -math.inf else math.inf
+    noise_rms = noise_db - count_db
     expected_rms = _db(expected_noise_power(bits, dither=dither, noise_shape=noise_shape))
     if quantizer.n_clipped:
         warnings.warn(
@@ -169,7 +171,7 @@ def quantize_file(
         "channels": n_channels,
         "frames": quantizer.n_samples,
         "sqnr_db": finite_or_none(sqnr),
-        "signal_rms_dbfs": finite_or_none(_db(signal_energy / count)),
+        "signal_rms_dbfs": finite_or_none(signal_db - count_db),
         "noise_rms_dbfs": finite_or_none(noise_rms),
         "noise_density_dbfs_per_hz": finite_or_none(noise_rms - 10.0 * math.log10(sr / 2)),
         "expected_noise_rms_dbfs": finite_or_none(expected_rms),

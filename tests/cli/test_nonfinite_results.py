@@ -193,9 +193,6 @@ def test_griffinlim_of_a_huge_magnitude_is_finite_and_of_a_huge_db_value_an_inpu
     assert not (spikes / "db.wav").exists()
 
 
-_NOT_OWNED = pytest.mark.xfail(strict=True, reason="dehum/quantize square/scale 1e307 in float64 (pipelines not in this item)")
-
-
 @pytest.mark.parametrize(
     ("args", "name"),
     [
@@ -215,11 +212,11 @@ _NOT_OWNED = pytest.mark.xfail(strict=True, reason="dehum/quantize square/scale 
         (["spectrum"], "f32"),
         (["spectrum"], "f64"),
         (["dehum", "-o", "o.wav"], "f32"),
-        pytest.param(["dehum", "-o", "o.wav"], "f64", marks=_NOT_OWNED),
+        (["dehum", "-o", "o.wav"], "f64"),
         (["resample", "--to", "16k", "-o", "o.wav"], "f32"),
         (["resample", "--to", "16k", "-o", "o.wav"], "f64"),
         (["quantize", "--bits", "8", "-o", "o.wav"], "f32"),
-        pytest.param(["quantize", "--bits", "8", "-o", "o.wav"], "f64", marks=_NOT_OWNED),
+        (["quantize", "--bits", "8", "-o", "o.wav"], "f64"),
         (["info"], "f32"),
         (["info"], "f64"),
     ],
@@ -235,3 +232,63 @@ def test_every_command_on_samples_is_finite_or_exit_3_without_numpy_warnings(cli
             values = np.load(spikes / out) if out.endswith(".npy") else sf.read(spikes / out)[0]
             assert np.isfinite(values).all()
     _no_numpy_warning(err)
+
+
+def test_info_rms_of_a_1e307_sample_is_its_true_dbfs(cli, spikes):
+    code, out, err = cli("info", spikes / "f64.wav", "--json")
+    assert code == 0, err
+    _no_numpy_warning(err)
+    level = json.loads(out)["levels"][0]
+    z = sf.read(spikes / "f64.wav")[0]
+    scaled = z * 2.0**-1020  # exact power-of-two scaling: the reference sums cannot overflow
+    rms_db = 20 * np.log10(np.sqrt(np.mean(scaled**2))) + 1020 * 20 * np.log10(2)
+    assert rms_db == pytest.approx(6100.969, abs=1e-3)
+    assert level["rms_dbfs"] == pytest.approx(rms_db, abs=1e-3)  # null before (Σx² overflowed)
+    assert level["peak_dbfs"] == pytest.approx(6140.0, abs=1e-3)
+    assert level["dc_offset"] == pytest.approx(np.mean(scaled) * 2.0**1020, rel=1e-9)
+
+
+def test_quantize_of_a_1e307_sample_clips_it_like_any_sample_beyond_full_scale(cli, spikes):
+    z = sf.read(spikes / "f64.wav")[0]
+    z[4000] = 2.0  # a plain clipped sample at the same place
+    sf.write(spikes / "two.wav", z, SR8, subtype="DOUBLE")
+    reports = {}
+    for name in ("f64", "two"):
+        args = ("--bits", "8", "--noise-shape", "first", "--json", "-o", spikes / f"q_{name}.wav")
+        code, out, err = cli("quantize", spikes / f"{name}.wav", *args)
+        assert code == 0, err
+        _no_numpy_warning(err)
+        assert "1 samples fell outside the 8-bit range" in err
+        reports[name] = json.loads(out)
+    # the same codes: 1e307 and 2.0 differ by whole steps, so the clipped code and the fed-back error are the same
+    assert (spikes / "q_f64.wav").read_bytes() == (spikes / "q_two.wav").read_bytes()
+    big = reports["f64"]
+    assert big["clipped"] == 1
+    assert big["signal_rms_dbfs"] == pytest.approx(6100.969, abs=1e-3)  # null/NaN before
+    assert big["noise_rms_dbfs"] == pytest.approx(6100.969, abs=1e-3)  # the error is -1e307 at that sample
+    assert big["sqnr_db"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_dehum_beyond_what_its_hum_model_computes_is_an_input_error(cli, spikes):
+    code, stdout, err = cli("dehum", spikes / "f64.wav", "-o", spikes / "d.wav", "--residual", spikes / "r.wav")
+    assert (code, stdout) == (3, "")
+    assert err.count("error:") == 1 and "f64.wav" in err and "beyond what the hum model computes" in err, err
+    _no_numpy_warning(err)  # 2 'overflow encountered in square', ~100 'invalid value' before
+    assert not (spikes / "d.wav").exists() and not (spikes / "r.wav").exists()
+
+
+def test_dehum_finds_the_same_hum_up_to_its_safe_peak(cli, tmp_path):
+    t = np.arange(3 * SR8) / SR8
+    x = 0.3 * np.sin(2 * np.pi * 440 * t) + 0.1 * np.sin(2 * np.pi * 50 * t) + 0.05 * np.sin(2 * np.pi * 150 * t)
+    x = (x + 0.01 * np.random.default_rng(1).standard_normal(t.size)) / 0.5  # peak just under 1
+    reports = {}
+    for name, scale in (("unit", 1.0), ("loud", 2.0**31)):  # 2**31 * peak < 2**32
+        sf.write(tmp_path / f"{name}.wav", x * scale, SR8, subtype="DOUBLE")
+        code, out, err = cli("dehum", tmp_path / f"{name}.wav", "-o", tmp_path / f"d_{name}.wav", "--json")
+        assert code == 0, err
+        _no_numpy_warning(err)
+        reports[name] = json.loads(out)
+    assert reports["loud"]["f0_hz"] == reports["unit"]["f0_hz"] == pytest.approx(50.0, abs=0.01)
+    assert reports["loud"]["treated"] == reports["unit"]["treated"]
+    loud, unit = sf.read(tmp_path / "d_loud.wav")[0], sf.read(tmp_path / "d_unit.wav")[0]
+    np.testing.assert_allclose(loud / 2.0**31, unit, atol=1e-4)  # the same removal, float32 demodulation

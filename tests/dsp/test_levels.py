@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from audiokit.dsp.levels import LevelMeter, dbfs
+from audiokit.dsp.levels import LevelMeter, ScaledSums, dbfs
 
 
 @pytest.mark.parametrize(("value", "expected"), [(1.0, 0.0), (0.5, 20 * math.log10(0.5)), (10.0, 20.0), (1e-5, -100.0)])
@@ -85,3 +85,34 @@ def test_channels_are_independent():
     meter = meter_over([x], 3)
     assert meter.peak.tolist() == [0.5, 0.25, 0.0]
     assert meter.dc_offset.tolist() == [0.5, -0.25, 0.0]
+
+
+@pytest.mark.parametrize("power", [390, 600, 1000])
+def test_power_of_two_scaled_blocks_give_exactly_scaled_levels(rng, power):
+    # below UNSCALED_PEAK the plain sums, beyond it sums of x·2**-k: either way exact power-of-two scaling
+    x = rng.normal(0.0, 0.3, size=(2, 5000))
+    unit, big = meter_over([x], 2), meter_over([x * 2.0**power], 2)
+    np.testing.assert_array_equal(big.rms, unit.rms * 2.0**power)
+    np.testing.assert_array_equal(big.dc_offset, unit.dc_offset * 2.0**power)
+    np.testing.assert_array_equal(big.peak, unit.peak * 2.0**power)
+
+
+def test_a_1e307_sample_among_unit_blocks_gives_its_true_rms_and_mean(rng):
+    x = rng.uniform(-1, 1, size=(2, 3000))
+    x[1, 1500] = 1e307  # its square overflows float64
+    meter = meter_over([x[:, :1000], x[:, 1000:2000], x[:, 2000:]], 2)
+    scale = np.array([[1.0], [2.0**-1020]])  # row 1 scaled (exact), so that the reference sums cannot overflow
+    rms = np.sqrt(np.mean((x * scale) ** 2, axis=1)) / scale[:, 0]
+    assert np.isfinite(meter.rms).all() and np.isfinite(meter.dc_offset).all()
+    np.testing.assert_allclose(meter.rms, rms, rtol=1e-12)
+    assert meter.rms[1] == pytest.approx(1e307 / math.sqrt(3000), rel=1e-12)
+    np.testing.assert_allclose(meter.dc_offset, np.mean(x * scale, axis=1) / scale[:, 0], rtol=1e-12)
+    assert dbfs(meter.rms[1]) == pytest.approx(6140.0 - 10 * math.log10(3000), abs=1e-9)
+
+
+def test_scaled_sums_energy_db_beyond_the_float64_range():
+    sums = ScaledSums(1)
+    sums.add(np.array([[1e307, -1e307, 3.0]]))
+    sums.add(np.zeros((1, 0)))  # an empty block changes nothing
+    assert sums.energy_db()[0] == pytest.approx(10 * math.log10(2) + 6140.0, abs=1e-9)
+    assert ScaledSums(1).energy_db()[0] == -math.inf
