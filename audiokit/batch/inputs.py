@@ -10,12 +10,15 @@ Input forms (``audiokit batch COMMAND INPUTS...``):
   files not taken (``notes.txt``, ``clip.m4a``; a FIFO, socket or device
   named ``x.wav``, which would block the batch) are reported to the caller
   with the reason;
-* ``@list.txt``: one path per line (blank lines and ``#`` comments skipped);
+* ``@list.txt``: one path per line (blank lines and ``#`` comments skipped),
+  UTF-8, lines split on ``\n`` only: a path keeps its spaces, ``\r``, ``\f``,
+  U+2028 (a leading BOM is dropped, and ``\r`` at the end of every line of a
+  CRLF list); invalid UTF-8 or a NUL is a usage error naming the line;
 * ``-``: the same, read from standard input;
 * ``--manifest in.jsonl``: one JSON object per line,
   ``{"id": ..., "path": ..., "start": seconds, "duration": seconds}``
   (``start``/``duration`` optional): segments of long recordings, named by
-  their ``id``.
+  their ``id`` (:func:`id_problem` says which ids are refused).
 
 A batch's own outputs (:class:`OwnOutputs`: what its manifest lists, a corpus
 store's files) are never inputs, wherever they are named (a folder walked, a
@@ -39,10 +42,10 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import math
 import os
 import stat
 import sys
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -59,6 +62,8 @@ __all__ = [
     "audio_extensions",
     "collect_inputs",
     "read_path_list",
+    "read_list_bytes",
+    "id_problem",
     "read_segments",
     "check_id",
 ]
@@ -69,6 +74,10 @@ IGNORED_OWN = "an output of this batch"
 IGNORED_SPECIAL = "not a regular file"
 #: The problem of a listed input that is not a regular file (it is never opened).
 NOT_REGULAR = "not a regular file (a FIFO, socket or device; a batch does not open it)"
+
+#: Longest id component, in UTF-8 bytes: a file name holds 255 on common file systems, and an output adds its suffix
+#: (``.mel.npy``) and a temp name its own while it is written.
+MAX_ID_PART_BYTES = 200
 
 #: Extensions of the soundfile formats beyond the format's own name.
 _EXTRA_EXTENSIONS = {
@@ -155,40 +164,100 @@ def audio_extensions() -> frozenset[str]:
     return frozenset(names)
 
 
-def read_path_list(lines: Iterable[str]) -> list[str]:
-    """Paths from the lines of an ``@list`` file or of standard input (blank lines and ``#`` comments skipped)."""
+def read_path_list(lines: Iterable[str], where: str = "the list") -> list[str]:
+    """Paths from the lines of an ``@list`` file or of standard input (see the module docstring).
+
+    Each string of ``lines`` is split on ``\n`` only (a trailing one dropped); blank lines and ``#`` comments are
+    skipped, and every other line is a path as it is.
+
+    Raises
+    ------
+    ParameterError
+        A line holds a NUL character (no path can), naming ``where`` and the line number.
+    """
+    texts = [part for line in lines for part in line.removesuffix("\n").split("\n")]
+    if texts and texts[0].startswith("\ufeff"):
+        texts[0] = texts[0][1:]
+    body = [text for text in texts if text.strip()]
+    crlf = bool(body) and all(text.endswith("\r") for text in body)
     paths = []
-    for line in lines:
-        text = line.strip()
-        if text and not text.startswith("#"):
-            paths.append(text)
+    for number, text in enumerate(texts, 1):
+        if crlf:
+            text = text.removesuffix("\r")
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        if "\0" in text:
+            raise ParameterError(f"{where} line {number}: holds a NUL character, which no path can")
+        paths.append(text)
     return paths
 
 
-def check_id(item_id: str, where: str) -> str:
-    """Refuse an id that would write outside the output folder (absolute, ``..``, empty)."""
+def _utf8_lines(data: bytes, where: str) -> list[str]:
+    """``data`` split on ``\n`` and decoded as UTF-8 (ParameterError naming the first line that is not)."""
+    lines = []
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ParameterError(
+                f"{where} line {number}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1})"
+            ) from None
+    return lines
+
+
+def read_list_bytes(data: bytes, where: str) -> list[str]:
+    """Paths from the bytes of an ``@list`` file or of standard input: :func:`read_path_list` of its UTF-8 lines.
+
+    Raises
+    ------
+    ParameterError
+        Invalid UTF-8 or a NUL, naming ``where`` (``@list.txt``, ``-``) and the line.
+    """
+    return read_path_list(_utf8_lines(data, where), where)
+
+
+def id_problem(item_id: str) -> str | None:
+    """Why ``item_id`` cannot name outputs (None when it can): empty or ``.``, absolute, ``..`` or a hidden part, a
+    NUL or lone surrogate, or a part longer than :data:`MAX_ID_PART_BYTES` UTF-8 bytes."""
     parts = PurePosixPath(item_id).parts
-    if not item_id or item_id.startswith("/") or ".." in parts or any(p.startswith(".") for p in parts):
-        raise ParameterError(f"{where}: id {item_id!r} must be a relative name without '..' or hidden parts")
+    if not parts or item_id.startswith("/") or ".." in parts or any(p.startswith(".") for p in parts):
+        return f"id {item_id!r} must be a relative name without '.', '..' or hidden parts"
+    bad = next((c for c in item_id if c == "\0" or unicodedata.category(c) == "Cs"), None)
+    if bad is not None:
+        return f"id {item_id!r} holds {bad!r}: a NUL or lone surrogate (a name that is not UTF-8) cannot name outputs"
+    longest = max(len(part.encode("utf-8")) for part in parts)
+    if longest > MAX_ID_PART_BYTES:
+        return f"id {item_id[:40]!r}... has a part of {longest} bytes; a file name holds {MAX_ID_PART_BYTES} with its suffix"
+    return None
+
+
+def check_id(item_id: str, where: str) -> str:
+    """``item_id`` normalised, or a ParameterError naming ``where`` when :func:`id_problem` refuses it."""
+    problem = id_problem(item_id)
+    if problem is not None:
+        raise ParameterError(f"{where}: {problem}")
     return str(PurePosixPath(item_id))
 
 
 def _seconds(value: object, key: str, where: str) -> float | None:
     if value is None:
         return None
-    if not is_real(value) or not math.isfinite(value) or value < 0:
-        raise ParameterError(f"{where}: {key!r} must be a number of seconds >= 0, got {value!r}")
+    # ``abs(value) < 1e308`` refuses NaN, Inf and a 400-digit integer (which float() cannot convert)
+    if not is_real(value) or not abs(value) < 1e308 or value < 0:
+        shown = repr(value)
+        raise ParameterError(f"{where}: {key!r} must be a number of seconds >= 0, got {shown[:40]}{'...' * (len(shown) > 40)}")
     return float(value)
 
 
 def read_segments(manifest: str) -> list[InputItem]:
     """The items of a ``--manifest`` JSONL file (ParameterError naming the line on any problem)."""
     try:
-        text = sys.stdin.read() if manifest == "-" else Path(manifest).read_text(encoding="utf-8")
+        data = sys.stdin.buffer.read() if manifest == "-" else Path(manifest).read_bytes()
     except OSError as exc:
         raise ParameterError(f"--manifest {manifest}: cannot read it ({exc.strerror or exc})") from None
+    lines = _utf8_lines(data.removeprefix(b"\xef\xbb\xbf"), f"--manifest {manifest}")
     items = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(lines, 1):  # on "\n" only: JSON strings may hold a raw U+2028
         if not line.strip():
             continue
         where = f"--manifest {manifest} line {number}"
@@ -196,8 +265,12 @@ def read_segments(manifest: str) -> list[InputItem]:
             entry = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ParameterError(f"{where}: not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise ParameterError(f"{where}: JSON nested too deep") from None
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             raise ParameterError(f'{where}: expected an object with a "path" string')
+        if "\0" in entry["path"]:
+            raise ParameterError(f'{where}: "path" holds a NUL character, which no path can')
         path = os.path.abspath(entry["path"])
         item_id = entry.get("id")
         if item_id is None:
@@ -349,14 +422,15 @@ def collect_inputs(
             raise InputError("no such file or folder", arg)
     for arg in args:
         if arg == "-":
-            for path in read_path_list(sys.stdin if stdin_lines is None else stdin_lines):
+            listed = read_list_bytes(sys.stdin.buffer.read(), "-") if stdin_lines is None else read_path_list(stdin_lines, "-")
+            for path in listed:
                 add(path)
         elif arg.startswith("@"):
             try:
-                lines = Path(arg[1:]).read_text(encoding="utf-8").splitlines()
+                data = Path(arg[1:]).read_bytes()
             except OSError as exc:
                 raise ParameterError(f"{arg}: cannot read the list ({exc.strerror or exc})") from None
-            for path in read_path_list(lines):
+            for path in read_list_bytes(data, arg):
                 add(path)
         else:
             add(arg)
@@ -367,8 +441,9 @@ def collect_inputs(
             rel = os.path.relpath(path, top)
             if rel == ".." or rel.startswith(".." + os.sep):
                 raise ParameterError(f"--root {root}: {path} is not inside it")
-            problem = NOT_REGULAR if path in special else None
-            items.append(InputItem(str(PurePosixPath(*Path(rel).with_suffix("").parts)), path, problem=problem))
+            item_id = str(PurePosixPath(*Path(rel).with_suffix("").parts))
+            problem = NOT_REGULAR if path in special else id_problem(item_id)
+            items.append(InputItem(item_id, path, problem=problem))
     if manifest is not None:
         for item in read_segments(manifest):
             if own.owns(item.path):
