@@ -188,7 +188,9 @@ def map_npy(path: str | os.PathLike) -> np.ndarray:
 
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SyntaxWarning)  # numpy's header parser compiles the header text
+            # numpy's header parser compiles the header text: "invalid escape sequence" warnings
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
             array = np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
         raise InputError("no such file", path) from None

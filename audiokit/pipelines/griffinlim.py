@@ -197,8 +197,9 @@ def load_magnitude(path: str) -> tuple[np.ndarray, dict[str, Any]]:
 
 def _number(meta: dict[str, Any], key: str, path: str, *, default: float | None = None) -> float:
     value = meta.get(key, default)
-    if not is_real(value) or not math.isfinite(value):
-        raise _fail(f"sidecar {key!r} is {value!r}, not a finite number", path)
+    if not is_real(value) or not abs(value) < 1e308:  # NaN, Inf and 10**400 (which float() cannot convert) fail
+        shown = repr(value)
+        raise _fail(f"sidecar {key!r} is {shown[:40]}{'...' * (len(shown) > 40)}, not a finite number", path)
     return float(value)
 
 

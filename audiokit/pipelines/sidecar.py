@@ -263,6 +263,8 @@ def check_stft_sidecar(meta: object, path: str) -> dict[str, Any]:
             f"win_length <= n_fft <= {MAX_N_FFT}",
             path,
         )
+    if meta["hop_length"] > MAX_N_FFT:
+        raise InputError(f"sidecar 'hop_length' {meta['hop_length']} is beyond {MAX_N_FFT} samples", path)
     if meta["source_frames"] < 0:
         raise InputError(f"sidecar 'source_frames' is {meta['source_frames']!r}; it must be >= 0", path)
     for key in ("source", "source_subtype"):  # optional (older sidecars), but text when present: a path, a subtype

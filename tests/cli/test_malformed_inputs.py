@@ -111,3 +111,35 @@ def test_sidecar_nested_deep_is_exit_3(made, run, tmp_path):
     npy.with_suffix(".json").write_text("[" * 100_000 + "]" * 100_000)
     code, _, err = run(command, "spec.npy", "-o", "out.wav")
     assert_one_line(code, err, 3, "spec.npy", "cannot read sidecar spec.json")
+
+
+def test_npy_header_with_an_invalid_escape_is_one_line(made, run, tmp_path):
+    """numpy compiles the header text: an invalid escape printed a bare 'invalid escape sequence' warning."""
+    command, npy = made
+    raw = npy.read_bytes()
+    start = raw.index(b"'descr': '") + len(b"'descr': '")
+    npy.write_bytes(raw[:start] + b"\\c" + raw[start + 2 :])
+    code, _, err = run(command, "spec.npy", "-o", "out.wav")
+    assert_one_line(code, err, 3, "spec.npy", "not a readable .npy array")
+
+
+@pytest.mark.parametrize("value", [10**19, 2**64 + 3, 2**25])
+def test_sidecar_hop_beyond_the_largest_dft_is_exit_3(made, run, tmp_path, value):
+    command, npy = made
+    sidecar = npy.with_suffix(".json")
+    sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "hop_length": value}))
+    code, _, err = run(command, "spec.npy", "-o", "out.wav")
+    assert_one_line(code, err, 3, "spec.npy", f"sidecar 'hop_length' {value} is beyond")
+
+
+@pytest.mark.parametrize("key", ["ref_db", "top_db"])
+def test_griffinlim_db_keys_of_400_digits_are_exit_3(run, tmp_path, key):
+    wav = tmp_path / "x.wav"
+    audiokit.write(wav, 0.5 * np.random.default_rng(3).uniform(-1, 1, (1, 4000)), SR, subtype="PCM_16")
+    code, _, err = run("spectrogram", wav, "--scale", "db", "--npy", "spec.npy")
+    assert code == 0, err
+    sidecar = tmp_path / "spec.json"
+    sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), key: 10**400}))
+    code, _, err = run("griffinlim", "spec.npy", "-o", "out.wav")
+    assert_one_line(code, err, 3, "spec.npy", f"sidecar {key!r} is 1000000000")
+    assert not (tmp_path / "out.wav").exists()
