@@ -249,6 +249,20 @@ def _seconds(value: object, key: str, where: str) -> float | None:
     return float(value)
 
 
+def _manifest_path(text: str, where: str) -> str:
+    """The absolute path a manifest line names (ParameterError: empty, no file name, a NUL, a lone surrogate that is
+    no file-name byte)."""
+    if "\0" in text:
+        raise ParameterError(f'{where}: "path" holds a NUL character, which no path can')
+    if not Path(text).name:
+        raise ParameterError(f'{where}: "path" {text!r} names no file')
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError as exc:
+        raise ParameterError(f'{where}: "path" holds {text[exc.start]!r}, a lone surrogate that is no file name') from None
+    return os.path.abspath(text)
+
+
 def read_segments(manifest: str) -> list[InputItem]:
     """The items of a ``--manifest`` JSONL file (ParameterError naming the line on any problem)."""
     try:
@@ -269,9 +283,7 @@ def read_segments(manifest: str) -> list[InputItem]:
             raise ParameterError(f"{where}: JSON nested too deep") from None
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             raise ParameterError(f'{where}: expected an object with a "path" string')
-        if "\0" in entry["path"]:
-            raise ParameterError(f'{where}: "path" holds a NUL character, which no path can')
-        path = os.path.abspath(entry["path"])
+        path = _manifest_path(entry["path"], where)
         item_id = entry.get("id")
         if item_id is None:
             item_id = str(PurePosixPath(*Path(entry["path"]).with_suffix("").parts[-1:]))

@@ -61,6 +61,10 @@ MANIFESTS = {
     "id-dot": (b'{"path": "x.wav", "id": "."}\n', "id '.' must be a relative name"),
     "id-dot-slash": (b'{"path": "x.wav", "id": "./"}\n', "must be a relative name"),
     "id-too-long": (b'{"path": "x.wav", "id": "' + b"a" * 300 + b'"}\n', "has a part of 300 bytes"),
+    "empty-path": (b'{"path": ""}\n', "\"path\" '' names no file"),
+    "dot-path": (b'{"path": "."}\n', "\"path\" '.' names no file"),
+    "folder-path": (b'{"path": "/"}\n', "names no file"),
+    "unencodable-path": (b'{"path": "x\\ud800.wav", "id": "x"}\n', "a lone surrogate that is no file name"),
     "second-line-bad": (b'{"path": "x.wav"}\n{"path": "x.wav", "id": "y\xfe"}\n', "line 2: not UTF-8 text"),
 }
 
