@@ -216,24 +216,34 @@ def read_list_bytes(data: bytes, where: str) -> list[str]:
     return read_path_list(_utf8_lines(data, where), where)
 
 
-def id_problem(item_id: str) -> str | None:
-    """Why ``item_id`` cannot name outputs (None when it can): empty or ``.``, absolute, ``..`` or a hidden part, a
-    NUL or lone surrogate, or a part longer than :data:`MAX_ID_PART_BYTES` UTF-8 bytes."""
+def id_problem(item_id: str, *, text: bool = False) -> str | None:
+    """Why ``item_id`` cannot name outputs (None when it can).
+
+    Refused: empty or ``.``, absolute, ``..`` or a hidden part, a NUL, a lone surrogate that is no file-name byte
+    (any lone surrogate when the id is ``text``, as a manifest's JSON is: only a file name read from disk may carry
+    non-UTF-8 bytes, as ``os.fsdecode`` surrogates), or a part longer than :data:`MAX_ID_PART_BYTES` bytes.
+    """
     parts = PurePosixPath(item_id).parts
     if not parts or item_id.startswith("/") or ".." in parts or any(p.startswith(".") for p in parts):
         return f"id {item_id!r} must be a relative name without '.', '..' or hidden parts"
-    bad = next((c for c in item_id if c == "\0" or unicodedata.category(c) == "Cs"), None)
+    bad = next((c for c in item_id if c == "\0" or (text and unicodedata.category(c) == "Cs")), None)
+    longest = 0
+    for part in parts:
+        try:
+            longest = max(longest, len(os.fsencode(part)))
+        except UnicodeEncodeError as exc:
+            bad = bad or part[exc.start]
     if bad is not None:
-        return f"id {item_id!r} holds {bad!r}: a NUL or lone surrogate (a name that is not UTF-8) cannot name outputs"
-    longest = max(len(part.encode("utf-8")) for part in parts)
+        return f"id {item_id!r} holds {bad!r}: a NUL or lone surrogate (text that is not UTF-8) cannot name outputs"
     if longest > MAX_ID_PART_BYTES:
         return f"id {item_id[:40]!r}... has a part of {longest} bytes; a file name holds {MAX_ID_PART_BYTES} with its suffix"
     return None
 
 
 def check_id(item_id: str, where: str) -> str:
-    """``item_id`` normalised, or a ParameterError naming ``where`` when :func:`id_problem` refuses it."""
-    problem = id_problem(item_id)
+    """``item_id`` (a manifest's text) normalised, or a ParameterError naming ``where`` when :func:`id_problem`
+    refuses it."""
+    problem = id_problem(item_id, text=True)
     if problem is not None:
         raise ParameterError(f"{where}: {problem}")
     return str(PurePosixPath(item_id))

@@ -171,3 +171,13 @@ def test_a_walked_file_whose_id_is_too_long_fails_alone(wav, tmp_path):
     assert f"has a part of {MAX_ID_PART_BYTES + 20} bytes" in err
     assert "Errno" not in err and "the task running it failed" not in err
     assert json.loads((tmp_path / "out" / "manifest.jsonl").read_text().splitlines()[0])
+
+
+def test_a_walked_file_name_that_is_not_utf8_still_runs(wav, tmp_path):
+    """A name read from disk may hold any bytes (``os.fsdecode`` surrogates): its outputs carry the same bytes."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(wav, os.fsdecode(bytes(folder) + b"/z\xff.wav"))
+    code, err = batch(tmp_path, "mel", "--store", "files", "in", "--out", "out")
+    assert code == 0, err
+    assert os.path.isfile(bytes(tmp_path / "out") + b"/z\xff.mel.npy")
