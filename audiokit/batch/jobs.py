@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from .._version import NUMBERS_VERSION
-from ..errors import AudiokitError, ExitStatus, ParameterError
+from ..errors import AudiokitError, ExitStatus, OutputError, ParameterError
+from ..io.atomic import describe_os_error
 from ..pipelines import registry
 from ..pipelines.params import InputOptions
 from .inputs import InputItem
@@ -182,7 +183,10 @@ def run_item(job: Job, item: InputItem, out_dir: str, made_dirs: set[str] | None
         names = output_names(job, item.id)
         out = {kind: os.path.join(out_dir, *name.split("/")) for kind, name in names.items()}
         for path in {os.path.dirname(p) for p in out.values()} - made:
-            Path(path).mkdir(parents=True, exist_ok=True)
+            try:
+                Path(path).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # e.g. an output subfolder replaced by a file
+                raise OutputError(f"cannot create the output folder: {describe_os_error(exc)}", path) from exc
             made.add(path)
         result = spec.run(item.path, out, job.options, inputs)
         return result, ({"outputs": names, "result": result.report} if spec.reports else {"outputs": names})

@@ -28,6 +28,7 @@ import numpy as np
 
 from ...errors import OutputError
 from ...io.atomic import describe_os_error
+from .layout import utf8_text
 
 __all__ = ["COLUMNS", "INDEX", "JOURNAL", "StatsJournal", "build_index", "corpus_stats", "fill_index", "key_digest"]
 
@@ -120,11 +121,13 @@ def build_index(path: str, description: dict[str, Any], ok: list[dict[str, Any]]
         finally:
             db.close()
         os.replace(tmp, path)
-    except (OSError, sqlite3.Error) as exc:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        reason = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
-        raise OutputError(f"cannot write the store index: {reason}", path) from exc
+        if isinstance(exc, (OSError, sqlite3.Error)):
+            reason = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+            raise OutputError(f"cannot write the store index: {reason}", path) from exc
+        raise
 
 
 def fill_index(
@@ -142,7 +145,10 @@ def fill_index(
     db.execute("CREATE TABLE failures (id TEXT, source TEXT, error TEXT)")
     db.executemany(
         "INSERT INTO failures VALUES (?, ?, ?)",
-        ((r["id"], r.get("path"), r.get("error")) for r in sorted(failed, key=lambda r: r["id"])),
+        (
+            (utf8_text(r["id"]), utf8_text(r.get("path")), utf8_text(r.get("error")))
+            for r in sorted(failed, key=lambda r: r["id"])
+        ),
     )
     db.commit()
 
@@ -157,16 +163,16 @@ def _row(record: dict[str, Any], description: dict[str, Any]) -> tuple[Any, ...]
     segment = record.get("segment") or {}
     shape = record.get("shape") or [None, None]
     return (
-        record["id"],
-        record.get("key"),
-        record.get("path"),
+        utf8_text(record["id"]),
+        utf8_text(record.get("key")),
+        utf8_text(record.get("path")),
         segment.get("start"),
         record.get("duration"),
         record.get("sr"),
         shape[0],
         shape[1] if len(shape) > 1 else description.get("n_feats"),
-        record.get("speaker"),
-        outputs.get("npy") or outputs.get("shard"),
+        utf8_text(record.get("speaker")),
+        utf8_text(outputs.get("npy") or outputs.get("shard")),
         location.get("offset"),
         location.get("nbytes"),
         location.get("row"),

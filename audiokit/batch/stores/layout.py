@@ -20,7 +20,7 @@ import os
 
 from ...io.members import ContainerWriter
 
-__all__ = ["member_path", "shard_file", "cuts_file", "open_container", "key_of"]
+__all__ = ["utf8_text", "member_path", "shard_file", "cuts_file", "open_container", "key_of"]
 
 
 #: The folder of the ``shards`` store's tar shards and their cuts: only they, so that Lhotse's
@@ -33,6 +33,13 @@ def key_of(item_id: str) -> str:
     from ...io.tar_shard import shard_key
 
     return shard_key(item_id)
+
+
+def utf8_text(text: str | None) -> str | None:
+    """``text`` as the stores write it (SQLite, JSON manifests, Parquet, Kaldi tables hold valid UTF-8): a lone
+    surrogate -- a file name that is not UTF-8, as ``os.fsdecode`` gives it -- becomes its ``\\udcXX`` escape;
+    the index is looked up in the same form."""
+    return None if text is None else text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def member_path(key: str) -> str:

@@ -32,6 +32,7 @@ from ...errors import InputError
 from ..manifest import MANIFEST, latest_records
 from .description import read_description
 from .index import COLUMNS, INDEX, fill_index
+from .layout import utf8_text
 
 __all__ = ["Batch", "StoreCorpus", "StoreEntry"]
 
@@ -134,16 +135,21 @@ class StoreCorpus:
         return (row[0] for row in self._db.execute("SELECT id FROM utterances ORDER BY id"))
 
     def __contains__(self, item_id: object) -> bool:
-        return self._db.execute("SELECT 1 FROM utterances WHERE id = ?", (item_id,)).fetchone() is not None
+        return (
+            self._db.execute(
+                "SELECT 1 FROM utterances WHERE id = ?", (utf8_text(item_id) if isinstance(item_id, str) else item_id,)
+            ).fetchone()
+            is not None
+        )
 
     def _row(self, item_id: str) -> dict[str, Any] | None:
-        row = self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM utterances WHERE id = ?", (item_id,)).fetchone()
+        row = self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM utterances WHERE id = ?", (utf8_text(item_id),)).fetchone()
         return None if row is None else dict(zip(COLUMNS, row, strict=True))
 
     def __getitem__(self, item_id: str) -> StoreEntry:
         row = self._row(item_id)
         if row is None:
-            failure = self._db.execute("SELECT error FROM failures WHERE id = ?", (item_id,)).fetchone()
+            failure = self._db.execute("SELECT error FROM failures WHERE id = ?", (utf8_text(item_id),)).fetchone()
             why = f" (it failed: {failure[0]})" if failure else ""
             raise KeyError(f"{item_id!r} is not in the corpus{why}")
         return StoreEntry(self, row)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...io.atomic import write_text_atomic
-from .layout import absolute
+from .layout import absolute, utf8_text
 
 __all__ = ["STATS", "write_views", "view_files"]
 
@@ -77,7 +77,7 @@ def _kaldi(out_dir: str, description: dict[str, Any], records: list[dict[str, An
     write_text_table(os.path.join(out_dir, "utt2dur"), [(r["key"], _seconds(r["duration"])) for r in records])
     write_text_atomic(os.path.join(out_dir, "frame_shift"), f"{description['frame_shift']:g}\n")
     write_matrix(os.path.join(out_dir, "cmvn.ark"), cmvn_stats(*stats))
-    speakers = [(r["key"], r["speaker"]) for r in records if r.get("speaker")]
+    speakers = [(r["key"], str(utf8_text(r["speaker"]))) for r in records if r.get("speaker")]
     if speakers:
         write_text_table(os.path.join(out_dir, "utt2spk"), speakers)
         by_speaker: dict[str, list[str]] = {}

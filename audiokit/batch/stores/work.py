@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
+from ...errors import AudiokitError, InputError, OutputError
+from ...io.atomic import describe_os_error
 from ..inputs import InputItem
-from .layout import absolute, cuts_file, key_of, member_path, open_container, shard_file
+from .layout import absolute, cuts_file, key_of, member_path, open_container, shard_file, utf8_text
 
 __all__ = ["FLOAT16_MAX", "StoreTask", "lhotse_record", "run_store_task"]
 
@@ -116,14 +117,14 @@ def _utterance(
             n_frames = int(result.shape[-1])
             file_sr, file_samples = _file_facts(item, job.store.sr)
             record = {
-                "id": item.id,
+                "id": utf8_text(item.id),
                 "key": key,
-                "source": item.path,
+                "source": utf8_text(item.path),
                 "start": item.start,
                 "duration": result.source.duration,
                 "sr": result.source.sr,
                 "n_frames": n_frames,
-                "speaker": speaker,
+                "speaker": utf8_text(speaker),
                 "channels": result.source.channels,
                 "source_sr": file_sr,
                 "source_n_samples": file_samples,
@@ -186,15 +187,34 @@ def run_store_task(job: Any, task: StoreTask, out_dir: str) -> list[dict[str, An
 
 
 def _npy_utterance(job: Any, item: InputItem, task: StoreTask, out_dir: str, describing: list[bool]) -> dict[str, Any]:
+    from ..jobs import attempt
+
+    if item.problem is not None:  # fails with its problem, before any file is made for it
+        return attempt(job, item, _unreachable)
     key = key_of(item.id)
     name = member_path(key)
     path = absolute(out_dir, name)
-    folder = os.path.dirname(path)
-    if not os.path.isdir(folder):  # one of 256 folders: a stat per input, a mkdir per folder
-        os.makedirs(folder, exist_ok=True)
-    with open_container("npy", path, dtype=job.store.dtype, compress=False, n_feats=task.n_feats) as container:
-        record = _utterance(job, item, key, task, container, {"outputs": {"npy": name}}, describing)
+    try:
+        folder = os.path.dirname(path)
+        if not os.path.isdir(folder):  # one of 256 folders: a stat per input, a mkdir per folder
+            os.makedirs(folder, exist_ok=True)
+        with open_container("npy", path, dtype=job.store.dtype, compress=False, n_feats=task.n_feats) as container:
+            record = _utterance(job, item, key, task, container, {"outputs": {"npy": name}}, describing)
+    except (AudiokitError, OSError) as exc:  # its file cannot be made (a name too long for the file system, ...)
+        reason = exc.reason if isinstance(exc, AudiokitError) else describe_os_error(exc)
+        return attempt(job, item, _raiser(OutputError(f"cannot write its array {name}: {reason}", item.path)))
     return record
+
+
+def _unreachable(inputs: Any) -> Any:
+    raise AssertionError("internal: an input with a problem is not run")
+
+
+def _raiser(exc: BaseException) -> Any:
+    def call(inputs: Any) -> Any:
+        raise exc
+
+    return call
 
 
 class _Empty(Exception):
@@ -233,14 +253,14 @@ def lhotse_record(record: dict[str, Any]) -> dict[str, Any]:
     """The per-utterance record the Lhotse manifests read (:mod:`.lhotse`) from a manifest record."""
     segment = record.get("segment") or {}
     return {
-        "id": record["id"],
+        "id": utf8_text(record["id"]),
         "key": record["key"],
-        "source": record["path"],
+        "source": utf8_text(record["path"]),
         "start": segment.get("start"),
         "duration": record["duration"],
         "sr": record["sr"],
         "n_frames": record["shape"][0],
-        "speaker": record.get("speaker"),
+        "speaker": utf8_text(record.get("speaker")),
         "channels": record.get("channels"),
         **({"source_sr": record["file_sr"]} if record.get("file_sr") else {}),
         **({"source_n_samples": record["file_samples"]} if record.get("file_samples") else {}),
