@@ -5,7 +5,8 @@ store gives the same bytes):
   squares, mean, standard deviation: global CMVN without a second pass);
 * ``kaldi``: ``feats.scp`` (``key /abs/feats.J.ark:offset``), ``utt2num_frames``, ``utt2dur``, ``frame_shift``,
   ``cmvn.ark`` (Kaldi's global ``compute-cmvn-stats`` matrix), and with speakers ``utt2spk``/``spk2utt``;
-* ``npy``: Lhotse's ``cuts.jsonl.gz`` (features ``storage_type`` ``numpy_files``, ``CutSet.from_file``), ESPnet's
+* ``npy``: Lhotse's ``cuts.jsonl.gz`` (features ``storage_type`` ``numpy_files``, ``CutSet.from_file``) and
+  ``features.jsonl.gz`` (its ``FeatureSet``), ESPnet's
   ``feats.scp`` (``key /abs/feats/hh/key.npy``) and ``feats_shape`` (``key n_frames,n_feats``);
 * ``shards``: their Lhotse cuts are written beside each shard by its task; ``parquet``: nothing more.
 """
@@ -30,7 +31,7 @@ def view_files(kind: str) -> tuple[str, ...]:
     """The files :func:`write_views` writes for store ``kind`` (what ``--force`` removes)."""
     files = {
         "kaldi": ("feats.scp", "utt2num_frames", "utt2dur", "frame_shift", "cmvn.ark", "utt2spk", "spk2utt"),
-        "npy": ("cuts.jsonl.gz", "feats.scp", "feats_shape"),
+        "npy": ("cuts.jsonl.gz", "features.jsonl.gz", "feats.scp", "feats_shape"),
     }
     return (STATS, *files.get(kind, ()))
 
@@ -87,14 +88,13 @@ def _kaldi(out_dir: str, description: dict[str, Any], records: list[dict[str, An
 
 
 def _npy(out_dir: str, records: list[dict[str, Any]], facts: dict[str, Any]) -> None:
-    from .lhotse import numpy_files_cut, write_jsonl_gz
+    from .lhotse import features_line, numpy_files_cut, write_jsonl_gz
     from .work import lhotse_record
 
     root = os.path.abspath(out_dir)
-    write_jsonl_gz(
-        os.path.join(out_dir, "cuts.jsonl.gz"),
-        [numpy_files_cut(lhotse_record(r), facts, root, r["outputs"]["npy"]) for r in records],
-    )
+    lhotse = [(lhotse_record(r), r["outputs"]["npy"]) for r in records]
+    write_jsonl_gz(os.path.join(out_dir, "cuts.jsonl.gz"), [numpy_files_cut(r, facts, root, key) for r, key in lhotse])
+    write_jsonl_gz(os.path.join(out_dir, "features.jsonl.gz"), [features_line(r, facts, root, key) for r, key in lhotse])
     write_text_atomic(
         os.path.join(out_dir, "feats.scp"), "".join(f"{r['key']} {absolute(root, r['outputs']['npy'])}\n" for r in records)
     )
