@@ -4,7 +4,8 @@
 (which inputs go into which shard, resume per shard), :mod:`.work` (a worker's task: utterances into members),
 :mod:`.description` (``store.json``: how the arrays were made, once), :mod:`.index` (``index.sqlite`` and the
 statistics journal), :mod:`.views` (the other toolkits' index files: Kaldi tables, ESPnet, Lhotse),
-:mod:`.lhotse` (Lhotse's manifests).
+:mod:`.lhotse` (Lhotse's manifests), :mod:`.session` (the client's side of a run: take the store, plan, keep the
+statistics, write the indexes), :mod:`.reader` (``audiokit.corpus.open`` of a store).
 """
 
 from .options import ARRAY_STORES, SHARDED_STORES, STORES, StoreOptions
