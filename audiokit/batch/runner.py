@@ -29,14 +29,14 @@ import contextlib
 import dataclasses
 import json
 import os
-import signal
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ExitStatus, OutputError, ParameterError
+from ..held import signals_held
 from ..io.atomic import describe_os_error
 from .executor import Backend, PoolBackend, make_backend
 from .inputs import InputItem, OwnOutputs, collect_inputs
@@ -310,24 +310,6 @@ def _default_chunk(n_tasks_inputs: int, workers: int) -> int:
     return max(1, min(32, n_tasks_inputs // max(1, 16 * workers)))
 
 
-#: The signals held back while a manifest line is written and counted (so an interrupted run's counts are its lines).
-_HELD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Block SIGINT/SIGTERM in this thread for the block; one that arrives meanwhile is delivered when it ends."""
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
-    except (AttributeError, OSError, ValueError):  # pragma: no cover - no pthread_sigmask on this platform
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
 class _Recorder:
     """Writes the records the workers return: ``results.jsonl`` first, then the manifest line."""
 
@@ -353,7 +335,7 @@ class _Recorder:
                 raise OutputError(f"cannot write the results: {describe_os_error(exc)}", self.results_path) from exc
         line = {key: record.get(key) for key in self.keys}
         line.update(command=self.job.command, fingerprint=self.fingerprint, finished=utc_now())
-        with _signals_held():
+        with signals_held():  # an interrupted run's counts are its lines
             self.manifest.append(line)
             self._count(record)
 

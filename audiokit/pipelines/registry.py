@@ -211,9 +211,15 @@ def batch_jobs() -> tuple[str, ...]:
 
 
 def load(ref: str) -> Any:
-    """The object an ``"module:attribute"`` reference names (importing its module)."""
+    """The object an ``"module:attribute"`` reference names (importing its module with Ctrl-C/SIGTERM held back: a
+    signal handler's exception inside a compiled extension's initialisation can crash the interpreter; the signal is
+    delivered once the import is done, :mod:`audiokit.held`)."""
+    from ..held import signals_held
+
     module, _, attribute = ref.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+    with signals_held():
+        imported = importlib.import_module(module)
+    return getattr(imported, attribute)
 
 
 def spec(name: str) -> JobSpec:
