@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ExitStatus
+from ..held import deferred
 
 __all__ = ["ENDED_BY", "Terminated", "recorded"]
 
@@ -37,11 +38,15 @@ def ended_by() -> tuple[ExitStatus, str] | None:
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
+    if deferred(signum):  # inside a held block (audiokit.held): handled when it ends
+        return
     _RECEIVED.append(signum)
     raise Terminated()
 
 
 def _on_sigint(signum: int, frame: Any) -> None:
+    if deferred(signum):
+        return
     _RECEIVED.append(signum)
     raise KeyboardInterrupt
 
