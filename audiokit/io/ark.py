@@ -354,3 +354,20 @@ def load_kaldi_matrix(path: str | os.PathLike, offset: int) -> np.ndarray:
     except ImportError as exc:
         raise ParameterError(COMPRESS_HINT.replace("--compress", "reading Kaldi compressed matrices")) from exc
     return np.asarray(kaldiio.load_mat(f"{os.fspath(path)}:{int(offset)}"))
+
+
+def read_matrix(path: str | os.PathLike, offset: int, n_frames: int, n_feats: int, *, compressed: bool) -> np.ndarray:
+    """The ``(n_frames, n_feats)`` matrix an :class:`ArkWriter` wrote at byte ``offset`` (``feats.scp``'s offset): a
+    read-only memory map of a float matrix (its header checked against the one the writer writes), or kaldiio's
+    decoding of a compressed one (:func:`load_kaldi_matrix`)."""
+    from ..errors import InputError
+
+    if compressed:
+        return load_kaldi_matrix(path, offset)
+    expected = _matrix_header(b"FM", n_frames, n_feats)
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        head = fh.read(len(expected))
+    if head != expected:
+        raise InputError(f"no {n_frames}x{n_feats} float matrix at offset {offset} (the ark changed?)", path)
+    return np.memmap(path, dtype="<f4", mode="r", offset=offset + len(expected), shape=(n_frames, n_feats))

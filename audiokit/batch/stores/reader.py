@@ -195,7 +195,9 @@ class StoreCorpus:
                 path, {"offset": row["offset"], "nbytes": row["nbytes"]}, n_frames, n_feats, self.dtype.name, mmap=True
             )
         if self.kind == "kaldi":
-            return _kaldi_matrix(path, int(row["offset"]), n_frames, n_feats, compressed=bool(self.description.get("compress")))
+            from ...io.ark import read_matrix
+
+            return read_matrix(path, int(row["offset"]), n_frames, n_feats, compressed=bool(self.description.get("compress")))
         if self.kind == "parquet":
             from ...io.parquet import read_row
 
@@ -306,23 +308,3 @@ def _bucketed(
 
 #: Arrays of the ``npy`` store larger than this are memory-mapped rather than read.
 MMAP_BYTES = 16 << 20
-#: ``\\0B`` + ``FM `` + ``\\4`` rows (int32) + ``\\4`` cols (int32): the header of Kaldi's binary float matrix.
-_KALDI_FM_HEADER = 15
-
-
-def _kaldi_matrix(path: Path, offset: int, n_frames: int, n_feats: int, *, compressed: bool) -> np.ndarray:
-    """The matrix at ``offset`` of an ark (``feats.scp``'s offset): a memory map of an ``FM``, kaldiio for ``CM``."""
-    if compressed:
-        from ...io.ark import load_kaldi_matrix
-
-        return load_kaldi_matrix(path, offset)
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        head = fh.read(_KALDI_FM_HEADER)
-    if (
-        head[:5] != b"\0BFM "
-        or int.from_bytes(head[6:10], "little") != n_frames
-        or int.from_bytes(head[11:15], "little") != n_feats
-    ):
-        raise InputError(f"no {n_frames}x{n_feats} float matrix at offset {offset} (the ark changed?)", path)
-    return np.memmap(path, dtype="<f4", mode="r", offset=offset + _KALDI_FM_HEADER, shape=(n_frames, n_feats))
