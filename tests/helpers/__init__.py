@@ -7,4 +7,5 @@
 * :mod:`tests.helpers.hum_signals`: hum with a known phase, programmes, the measures of removal.
 * :mod:`tests.helpers.cli`: CLI inputs, naive STFT references, array and PNG checks.
 * :mod:`tests.helpers.batch`: the batch corpus, manifests and leftovers, the single-file reference outputs.
+* :mod:`tests.helpers.memory`: the peak RSS of one whole command (``os.wait4``), and the 300 MiB bound.
 """
