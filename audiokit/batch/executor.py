@@ -31,6 +31,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any, Protocol
 
 from ..errors import OutputError, ParameterError
+from ..held import signals_held
 from .tasks import in_worker, init_worker
 
 __all__ = ["Backend", "InlineBackend", "PoolBackend", "DaskBackend", "make_backend", "CLUSTER_EXTRA_HINT"]
@@ -80,15 +81,21 @@ class PoolBackend:
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self.slots = 2 * workers
-        self._pool = cf.ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=init_worker,
-            initargs=(os.getpid(),),  # a worker ends with this process, even after its kill -9
-        )
+        with signals_held():  # see submit()
+            self._pool = cf.ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=init_worker,
+                initargs=(os.getpid(),),  # a worker ends with this process, even after its kill -9
+            )
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> cf.Future:
-        return self._pool.submit(in_worker, fn, *args)
+        # The pool spawns its workers in submit(); a spawned process inherits the signal mask, so with Ctrl-C and
+        # SIGTERM held here a worker starts with them blocked until init_worker has its handlers (a terminal's
+        # Ctrl-C reaches the whole process group: a worker still importing printed a KeyboardInterrupt traceback).
+        # multiprocessing's resource tracker is started the same way (resource_tracker.ensure_running).
+        with signals_held():
+            return self._pool.submit(in_worker, fn, *args)
 
     def wait_first(self, pending: set[Any]) -> set[Any]:
         done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import ExitStatus
+from ..held import HELD_SIGNALS
 
 __all__ = ["THREAD_VARS", "single_thread_env", "init_worker", "watch_parent", "in_worker", "run_task", "chunked"]
 
@@ -143,8 +144,9 @@ def init_worker(parent_pid: int | None = None) -> None:
         The pid of the process that owns the pool (None: do not watch it).
     """
     os.environ.update(THREAD_VARS)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # also drops a Ctrl-C that came while the worker started
     signal.signal(signal.SIGTERM, _terminated)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)  # spawned with them held (PoolBackend.submit)
     if parent_pid is not None:
         _end_with_parent(parent_pid)
 
@@ -166,6 +168,9 @@ def in_worker(fn: Callable[..., Any], *args: Any) -> Any:
         _state["task"] = False
         return result
     gc.collect()
+    from ..io.atomic import discard_live_temps
+
+    discard_live_temps()  # what the collector could not reach (a temp file no frame refers to any more)
     os._exit(ExitStatus.TERMINATED)
 
 

@@ -68,14 +68,19 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and, as a script, exit with) the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     console.set_debug(False)  # until the command's --debug is read
+    signals.forget_written()
     with signals.recorded() as received:
-        stdio.reopen_closed_stdio()
-        code = _run(args)
+        try:
+            stdio.reopen_closed_stdio()
+            code = _run(args)
+        finally:  # temp files a signal stranded between two context managers (none if io.atomic was never imported)
+            if (atomic := sys.modules.get("audiokit.io.atomic")) is not None:
+                atomic.discard_live_temps()
     if received and code not in (ExitStatus.INTERRUPTED, ExitStatus.TERMINATED):
         # The signal's exception was swallowed inside a callback and the command went on to the end: its outputs
         # are complete (committed together), but the run was still interrupted, and says so.
         code, word = signals.ENDED_BY[received[0]]
-        console.error(word)
+        console.error(signals.after_writing(word))
     try:
         sys.stdout.flush()
     except BrokenPipeError:
@@ -101,10 +106,10 @@ def _run(args: list[str]) -> int:
             return ExitStatus.OK
         return _run_app(args)
     except KeyboardInterrupt as exc:  # before Typer was imported
-        _report(exc, "interrupted")
+        _report(exc, signals.after_writing("interrupted"))
         return ExitStatus.INTERRUPTED
     except Terminated as exc:
-        _report(exc, "terminated")
+        _report(exc, signals.after_writing("terminated"))
         return ExitStatus.TERMINATED
     except BrokenPipeError:
         stdio.silence_stdout()
@@ -150,10 +155,10 @@ def _run_app(args: list[str]) -> int:
         _report(exc, str(exc))
         return exc.exit_code
     except (KeyboardInterrupt, typer.Abort) as exc:  # a command may say how far it got (batch: "interrupted: 9 of 30 done; ...")
-        _report(exc, str(exc) or "interrupted")
+        _report(exc, str(exc) or signals.after_writing("interrupted"))
         return ExitStatus.INTERRUPTED
     except Terminated as exc:
-        _report(exc, str(exc) or "terminated")
+        _report(exc, str(exc) or signals.after_writing("terminated"))
         return ExitStatus.TERMINATED
     except BrokenPipeError:
         raise
@@ -165,7 +170,7 @@ def _run_app(args: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         ended = signals.ended_by()
         if ended is not None:  # what a signal broke is the signal (an import it interrupts raises ImportError)
-            _report(exc, ended[1])
+            _report(exc, signals.after_writing(ended[1]))
             return ended[0]
         _report(exc, f"internal error: {type(exc).__name__}: {exc}{_DEBUG_HINT[console.debugging()]}")
         return ExitStatus.INTERNAL
@@ -186,5 +191,8 @@ def _report(exc: BaseException, message: str) -> None:
 
 
 def run() -> None:
-    """Console-script entry point."""
-    sys.exit(main())
+    """Console-script entry point: a signal outside the run prints its line too (:func:`signals.install_for_process`)."""
+    signals.install_for_process()
+    code = main()
+    signals.ignore_while_exiting()
+    sys.exit(code)

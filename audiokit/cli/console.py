@@ -19,6 +19,8 @@ def configure(*, quiet: bool = False) -> None:
     """Set the verbosity for this run and route warnings to stderr lines."""
     _state["quiet"] = quiet
     warnings.simplefilter("always")
+    # a file a signal's unwinding left for the collector: a note for developers, not a line for the user
+    warnings.simplefilter("ignore", ResourceWarning)
     warnings.showwarning = _show_warning
 
 

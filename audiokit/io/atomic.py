@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..errors import OutputError, ParameterError
+from ..held import signals_held
 
 STDIO = "-"
 #: Marks audiokit's temp files: ``.<name>.audiokit-tmp-<pid>-<random><suffix>``.
@@ -132,10 +133,20 @@ class _Staged:
         self.files: list[tuple[Path, str | os.PathLike]] = []
 
     def commit(self) -> None:
-        """Move every temp file into place (files first, then standard output)."""
-        ordered = sorted(self.files, key=lambda item: is_stdio(item[1]))
+        """Move every temp file into place, then copy what goes to standard output (or a FIFO, a device).
+
+        The renames run with Ctrl-C and SIGTERM held (:func:`audiokit.held.signals_held`): a signal among them is
+        acted on after the last one, so the files appear together.  The copies do not: a signal must still stop a
+        write blocked on a reader that does not read.
+        """
+        renamed = [item for item in self.files if not (is_stdio(item[1]) or is_stream_target(item[1]))]
+        streamed = [item for item in self.files if item not in renamed]
         try:
-            for tmp, dest in ordered:
+            with signals_held():
+                for tmp, dest in renamed:
+                    _finish(tmp, dest)
+                    self.files.remove((tmp, dest))
+            for tmp, dest in sorted(streamed, key=lambda item: is_stdio(item[1])):
                 _finish(tmp, dest)
                 self.files.remove((tmp, dest))
         finally:
@@ -144,9 +155,64 @@ class _Staged:
     def abort(self) -> None:
         """Remove every temp file still staged."""
         for tmp, _ in self.files:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+            _unlink_temp(tmp)
         self.files.clear()
+
+
+#: Temp files this process created and has neither renamed nor removed yet (see :func:`discard_live_temps`).
+_LIVE: set[Path] = set()
+
+
+class _Committed:
+    """What this process moved into place: a count, the first few destinations and the last one (for
+    "interrupted after writing X")."""
+
+    #: How many destinations are named one by one.
+    NAMED = 3
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: list[str] = []
+        self.last: str | None = None
+
+    def clear(self) -> None:
+        self.count, self.first, self.last = 0, [], None
+
+    def append(self, destination: str) -> None:
+        self.count += 1
+        if len(self.first) < self.NAMED:
+            self.first.append(destination)
+        self.last = destination
+
+    def describe(self) -> str:
+        """``a.npy``, ``a.npy, a.json``, or ``1500 outputs (the last: z.npy)``."""
+        if self.count <= self.NAMED:
+            return ", ".join(self.first)
+        return f"{self.count} outputs (the last: {self.last})"
+
+
+#: The outputs this process committed so far.
+COMMITTED = _Committed()
+
+
+def _unlink_temp(tmp: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    _LIVE.discard(tmp)
+
+
+def discard_live_temps() -> list[Path]:
+    """Remove every temp file of this process still on disk; return them.
+
+    The safety net behind the context managers: a signal that lands inside ``contextlib`` machinery -- after
+    :func:`atomic_output` made its temp file, before the caller's ``with`` (or ``ExitStack``) registered its exit
+    -- would otherwise leave the file until the next write into that folder.  The CLI calls this when a run ends
+    (by any exception or none), a pool worker when SIGTERM ends it.
+    """
+    removed = sorted(_LIVE)
+    for tmp in removed:
+        _unlink_temp(tmp)
+    return removed
 
 
 _STAGED: contextvars.ContextVar[_Staged | None] = contextvars.ContextVar("audiokit_staged_outputs", default=None)
@@ -166,13 +232,14 @@ def outputs_together() -> Iterator[None]:
     staged = _Staged()
     token = _STAGED.set(staged)
     try:
-        yield
+        try:
+            yield
+        finally:
+            _STAGED.reset(token)
+        staged.commit()
     except BaseException:
-        staged.abort()
+        staged.abort()  # also when a signal lands between the block's end and the commit
         raise
-    finally:
-        _STAGED.reset(token)
-    staged.commit()
 
 
 def _alive(pid: int) -> bool:
@@ -235,12 +302,16 @@ def _finish(tmp: Path, path: str | os.PathLike) -> None:
             with open(tmp, "rb") as src:
                 shutil.copyfileobj(src, sys.stdout.buffer, 2**20)
             sys.stdout.buffer.flush()
+            _unlink_temp(tmp)  # spooled in the temp folder: done with it (also when staged)
         elif is_stream_target(path):
             with open(tmp, "rb") as src, open(path, "wb") as dst:
                 shutil.copyfileobj(src, dst, 2**20)
+            _unlink_temp(tmp)
         else:
             os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, Path(path))
+            _LIVE.discard(tmp)
+        COMMITTED.append(str(path))
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
             raise
@@ -304,15 +375,16 @@ def atomic_output(path: str | os.PathLike, *, suffix: str | None = None) -> Iter
         raise OutputError(describe_os_error(exc), path) from exc
     finally:
         if not kept:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+            _unlink_temp(tmp)
 
 
 def _create_exclusive(tmp: Path, path: str | os.PathLike) -> None:
     """Create the empty temp file ``tmp`` (it must not exist yet)."""
+    _LIVE.add(tmp)  # before the file exists: a signal during the open still finds it in discard_live_temps()
     try:
         os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     except OSError as exc:
+        _LIVE.discard(tmp)
         raise OutputError(f"cannot create a file in {str(tmp.parent)!r}: {describe_os_error(exc)}", path) from exc
 
 
