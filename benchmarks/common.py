@@ -10,6 +10,8 @@ imported lazily inside the functions that need it for the same reason.
   during one call (numpy buffers and Python objects; not C library heaps).
 * :func:`run_measured` -- a subprocess's wall time and peak RSS (``/usr/bin/time
   -f %M`` when available, else ``getrusage(RUSAGE_CHILDREN)`` in a fresh helper).
+* :func:`run_wait4` -- one subprocess's wall time, CPU time and peak RSS from
+  ``os.wait4`` (that child's own rusage, so earlier children never count).
 * :func:`print_table` -- a Markdown table (readable in a terminal, pasteable
   into the README).
 * :func:`test_signal`, :func:`write_test_wav` -- the generated input: tilted
@@ -226,6 +228,72 @@ def run_measured(argv: Sequence[str], *, env: dict | None = None, cwd: str | Non
 
 
 @dataclass
+class Waited:
+    """One subprocess measured by :func:`run_wait4`: exit status, peak RSS (MiB), CPU and wall seconds."""
+
+    returncode: int | None
+    rss_mib: float | None
+    cpu: float | None
+    wall: float
+    stderr: str = ""
+    timed_out: bool = False
+
+
+#: Run by a fresh ``python -I -S``: spawn argv[2:], wait4 it, write "status maxrss_kib utime stime" to argv[1].
+_LAUNCHER = (
+    "import os, sys\n"
+    "pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)\n"
+    "_, status, ru = os.wait4(pid, 0)\n"
+    "with open(sys.argv[1], 'w') as f:\n"
+    "    f.write(f'{os.waitstatus_to_exitcode(status)} {ru.ru_maxrss} {ru.ru_utime} {ru.ru_stime}')\n"
+)
+
+
+def run_wait4(argv: Sequence[str], *, env: dict | None = None, cwd: str | None = None, timeout: float = 3600.0) -> Waited:
+    """Run ``argv`` once and read its rusage from ``os.wait4``.
+
+    ``rss_mib = ru_maxrss / 1024`` (KiB on Linux): the largest resident set of
+    that child (and of descendants it waited for), not of any earlier child,
+    unlike ``RUSAGE_CHILDREN``.  ``cpu = ru_utime + ru_stime`` (s).
+
+    The child is spawned by a small launcher (``python -I -S``, ~10 MiB), not
+    by this process: Linux carries the spawning process's resident set into
+    the child's ``ru_maxrss`` (fork or vfork copy or share its memory until
+    ``exec``), so a child spawned from a 500 MiB parent reads at least
+    500 MiB whatever it does.  After ``timeout`` seconds the launcher's
+    session is killed and ``timed_out`` is set.
+    """
+    argv = [str(a) for a in argv]
+    with tempfile.TemporaryDirectory(prefix="audiokit-wait4-") as tmp, open(os.devnull, "rb") as devnull:
+        report, err_path = Path(tmp) / "rusage", Path(tmp) / "stderr"
+        with open(err_path, "wb") as err:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(report), *argv],
+                env=env,
+                cwd=cwd,
+                stdin=devnull,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                start_new_session=True,
+            )
+            try:
+                proc.wait(timeout=timeout)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 9)
+                proc.wait()
+                timed_out = True
+            wall = time.perf_counter() - t0
+        text = err_path.read_text(errors="replace")[-2000:]
+        try:
+            code, rss, ut, st = report.read_text().split()
+        except (OSError, ValueError):
+            return Waited(None, None, None, wall, text, timed_out)
+    return Waited(int(code), int(rss) / 1024.0, float(ut) + float(st), wall, text, timed_out)
+
+
+@dataclass
 class CmdResult:
     name: str
     runs: list[Run] = field(default_factory=list)
@@ -364,14 +432,31 @@ def test_signal(seconds: float, sr: int, *, seed: int = 0):
     return out
 
 
-def write_test_wav(path: Path, seconds: float, sr: int, *, subtype: str = "PCM_16", seed: int = 0) -> Path:
-    """Write the test signal to a mono WAV block by block (bounded memory); returns ``path``."""
+def write_test_wav(
+    path: Path, seconds: float, sr: int, *, subtype: str = "PCM_16", seed: int = 0, channels: int = 1, hum_hz: float | None = None
+) -> Path:
+    """Write the test signal to a WAV block by block (bounded memory); returns ``path``.
+
+    Channel ``c`` is the signal of seed ``seed + c``.  With ``hum_hz``, every
+    channel also carries mains hum: the fundamental at -30 dBFS and its 2nd and
+    3rd harmonics at -36 and -40 dBFS (amplitudes 0.0316, 0.0158, 0.01).
+    Files over 4 GiB are written as RF64.
+    """
+    import numpy as np
     import soundfile as sf
 
     n = int(round(seconds * sr))
-    gen = _SignalGen(sr, seed)
-    block = 1 << 21
-    with sf.SoundFile(str(path), "w", samplerate=sr, channels=1, subtype=subtype, format="WAV") as f:
+    gens = [_SignalGen(sr, seed + c) for c in range(channels)]
+    block = max(1, (1 << 21) // channels)
+    width = {"PCM_U8": 1, "PCM_S8": 1, "PCM_16": 2, "PCM_24": 3, "DOUBLE": 8}.get(subtype, 4)
+    big = n * channels * width > 2**32 - 2**20
+    with sf.SoundFile(str(path), "w", samplerate=sr, channels=channels, subtype=subtype, format="RF64" if big else "WAV") as f:
         for a in range(0, n, block):
-            f.write(gen.next(min(block, n - a)))
+            m = min(block, n - a)
+            y = np.stack([g.next(m) for g in gens], axis=1)
+            if hum_hz:
+                t = (a + np.arange(m)) / sr
+                for k, amp in ((1, 0.0316), (2, 0.0158), (3, 0.01)):
+                    y += (amp * np.sin(2 * np.pi * k * hum_hz * t)).astype(np.float32)[:, None]
+            f.write(y if channels > 1 else y[:, 0])
     return Path(path)
