@@ -99,7 +99,9 @@ VIOLATIONS = (
     "wrong results",
     "killed silently by a signal",
 )
-INFO = ("runs", "overwrite attempts", "overwrites refused", "signal default action (start-up)")
+#: Signals that land while the interpreter starts, before audiokit runs: Python's traceback or the default action.
+STARTUP = "signals during start-up"
+INFO = ("runs", "overwrite attempts", "overwrites refused", STARTUP)
 COUNTERS = INFO + VIOLATIONS
 
 
@@ -213,14 +215,16 @@ def check(case: Case, result: Result, before: dict[str, str]) -> Verdict:
     if changed:
         v.bad("inputs changed", f"changed or removed: {changed}")
     if "Traceback" in err or "Exception ignored" in err:
-        if not _startup_interrupt(case, code, err):
+        if _startup_interrupt(case, code, err):
+            v.counts[STARTUP] += 1
+        else:
             v.bad("tracebacks", "traceback on stderr")
     elif "error: internal error" in err or code == 1:
         v.bad("exit 1", "exit 1 / internal error")
     elif not result.hung and code not in ALLOWED_EXITS and not (case.signal_at and code == -case.signal_at[0]):
         v.bad("other bad exits", f"exit {code}")
-    if case.signal_at and code == -case.signal_at[0]:
-        v.counts["signal default action (start-up)"] += 1
+    if case.signal_at and code == -case.signal_at[0] and "KeyboardInterrupt" not in err:
+        v.counts[STARTUP] += 1
     new = sorted(p for p in after if p not in before)
     temps = [p for p in new if TEMP_MARKER in p]
     if temps:
