@@ -294,6 +294,11 @@ BUILTIN: tuple[Entry, ...] = (
     _builtin("quantize", "Requantize to B bits on the mid-tread grid k / 2^(B-1) and report the SQNR.", spec=True),
     _builtin("dehum", "Remove mains hum (50/60 Hz and harmonics) and write the cleaned WAV.", spec=True),
     _builtin(
+        "stats",
+        "Level statistics as SoX's stats (DC, peak, RMS, RMS peak/trough, crest, flat factor, bit depth) and more.",
+        spec=True,
+    ),
+    _builtin(
         "batch",
         "Run a command over a corpus: resumable, failure-tolerant, on local processes or a Dask cluster.",
         spec=False,

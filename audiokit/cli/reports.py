@@ -1,0 +1,50 @@
+"""Printing the reports of a measuring command over several files, the rule ``audiokit info`` follows.
+
+``--json`` prints one indented object per file whatever their number (a stream of objects, as jq reads and
+writes them), ``--jsonl`` one object per line, else the command's table; a file that cannot be read gets an
+error line and the others are still reported (exit 3 when one failed, the error itself for a single file).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import InputError, ParameterError
+from . import console
+
+
+def check_json_flags(json_out: bool, json_lines: bool) -> None:
+    """``--json`` and ``--jsonl`` exclude each other (ParameterError)."""
+    if json_out and json_lines:
+        raise ParameterError("--json and --jsonl exclude each other (--json indents each object, --jsonl puts one per line)")
+
+
+def report_each(
+    files: list[str],
+    measure: Callable[[str], dict[str, Any]],
+    table: Callable[[dict[str, Any]], None],
+    *,
+    json_out: bool,
+    json_lines: bool,
+) -> int:
+    """Measure and print each of ``files`` as it is done; the exit status (0, or that of the last failure)."""
+    check_json_flags(json_out, json_lines)
+    failed: InputError | None = None
+    for path in files:
+        try:
+            report = measure(path)
+        except InputError as exc:
+            if len(files) == 1:
+                raise
+            console.error(str(exc))
+            failed = exc
+            continue
+        if json_lines:
+            print(json.dumps(report))
+        elif json_out:
+            print(json.dumps(report, indent=2))
+        else:
+            table(report)
+    return failed.exit_code if failed else 0
