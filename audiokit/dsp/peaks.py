@@ -57,14 +57,14 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from ..errors import ParameterError
 from ..validate import check_choice, check_int, is_real
+from .bounded import minimize_bounded
 from .dft import Spectrum, one_sided_weights
 from .windows import enbw
 
@@ -140,8 +140,11 @@ def _dirichlet(theta: np.ndarray, n: int) -> np.ndarray:
     r = theta - np.rint(theta)  # np.rint: the same round-half-even as np.round, without its wrapper's cost
     s = np.sin(np.pi * r)
     zero = s == 0
-    ratio = np.where(zero, float(n), np.sin(np.pi * n * r) / np.where(zero, 1.0, s))
-    return np.exp(-1j * np.pi * (n - 1) * r) * ratio
+    if zero.any():
+        ratio = np.where(zero, float(n), np.sin((np.pi * n) * r) / np.where(zero, 1.0, s))
+    else:  # the same values without the guards (a bin exactly on a harmonic is rare)
+        ratio = np.sin((np.pi * n) * r) / s
+    return np.exp((-1j * np.pi * (n - 1)) * r) * ratio
 
 
 class _Kernel:
@@ -177,20 +180,27 @@ class _Kernel:
                 self.coeffs = c
                 self.period = period
                 break
+        if self.coeffs is not None:
+            terms = [m for m in range(1, self.coeffs.size) if self.coeffs[m] != 0.0]
+            shifts = [m * n_fft / self.period for m in terms]  # harmonic m in bins of n_fft
+            #: Offsets v of the Dirichlet kernels D((u - v) / n_fft): 0, then +shift and -shift of each harmonic
+            #: (u - (-v) is u + v exactly).
+            self._offsets = np.array([0.0] + shifts + [-v for v in shifts])
+            #: The weight c_m / 2 of each harmonic's pair of kernels, shape (T, 1).
+            self._halves = np.array([0.5 * self.coeffs[m] for m in terms]).reshape(-1, 1)
 
     def __call__(self, u: np.ndarray) -> np.ndarray:
         u = np.asarray(u, dtype=np.float64)
         if self.coeffs is not None:
-            n_fft, n = self.n_fft, self.n
-            terms = [m for m in range(1, self.coeffs.size) if self.coeffs[m] != 0.0]
-            shifts = [m * n_fft / self.period for m in terms]  # harmonic m in bins of n_fft
-            # every shifted kernel in one vectorised call: per-call overhead dominated small evaluations
-            thetas = [u / n_fft] + [(u - v) / n_fft for v in shifts] + [(u + v) / n_fft for v in shifts]
-            kernels = _dirichlet(np.stack(thetas), n)
-            out = self.coeffs[0] * kernels[0]
-            for i, m in enumerate(terms):
-                out = out + (0.5 * self.coeffs[m]) * (kernels[1 + i] + kernels[1 + len(terms) + i])
-            return out
+            # Every shifted kernel in one vectorised call (per-call overhead dominates small evaluations), then
+            # c_0·D_0 + sum_m (c_m/2)·(D_{+m} + D_{-m}) accumulated in the order of m (a running sum: cumsum).
+            points = u.reshape(1, -1)
+            kernels = _dirichlet((points - self._offsets[:, None]) / self.n_fft, self.n)
+            t = self._halves.shape[0]
+            parts = np.empty((1 + t, points.shape[1]), dtype=np.complex128)
+            parts[0] = self.coeffs[0] * kernels[0]
+            parts[1:] = self._halves * (kernels[1 : 1 + t] + kernels[1 + t :])
+            return np.cumsum(parts, axis=0)[-1].reshape(u.shape)
         flat = u.ravel()
         out = np.zeros(flat.size, dtype=np.complex128)
         step = max(1, _DIRECT_SUM_BLOCK // max(flat.size, 1))
@@ -270,9 +280,12 @@ class _Observed:
 class _Tone:
     kappa: float
     a: complex  # (A/2)·e^{iφ}
+    #: The model at the integer bins evaluated so far (:meth:`_ToneFitter.model`); not part of the tone's value.
+    cache: dict[int, complex] = field(default_factory=dict, repr=False, compare=False)
 
     def model(self, kernel: _Kernel, bins: np.ndarray) -> np.ndarray:
-        return self.a * kernel(bins - self.kappa) + np.conj(self.a) * kernel(bins + self.kappa)
+        plus, minus = kernel(np.stack([bins - self.kappa, bins + self.kappa]))  # one call: its overhead dominates
+        return self.a * plus + np.conj(self.a) * minus
 
 
 def _canonical(tone: _Tone, n_fft: int) -> _Tone:
@@ -290,15 +303,18 @@ def _canonical(tone: _Tone, n_fft: int) -> _Tone:
 # --------------------------------------------------------------------------- fitting one tone
 
 
-def _lsq(y: np.ndarray, bins: np.ndarray, kappa: float, kernel: _Kernel) -> tuple[float, complex]:
-    """Best ``a`` for a tone at ``kappa`` and the squared residual norm."""
-    wp, wm = kernel(np.stack([bins - kappa, bins + kappa]))  # one call: its overhead dominates 3-bin evaluations
+def _lsq(y: np.ndarray, bins: np.ndarray, kappa: float, kernel: _Kernel, rhs: np.ndarray | None = None) -> tuple[float, complex]:
+    """Best ``a`` for a tone at ``kappa`` and the squared residual norm (``rhs``: ``[y.real, y.imag]`` if known)."""
+    nb = bins.size
+    w = kernel(np.concatenate([bins - kappa, bins + kappa]))  # one call: its overhead dominates 3-bin evaluations
+    wp, wm = w[:nb], w[nb:]
     s, d = wp + wm, wp - wm
     # y = p·(Wp + Wm) + i·q·(Wp - Wm) with a = p + iq: linear in (p, q).
-    A = np.empty((2 * bins.size, 2))
-    A[: bins.size, 0], A[bins.size :, 0] = s.real, s.imag
-    A[: bins.size, 1], A[bins.size :, 1] = -d.imag, d.real
-    rhs = np.concatenate([y.real, y.imag])
+    A = np.empty((2 * nb, 2))
+    A[:nb, 0], A[nb:, 0] = s.real, s.imag
+    A[:nb, 1], A[nb:, 1] = -d.imag, d.real
+    if rhs is None:
+        rhs = np.concatenate([y.real, y.imag])
     # rcond drops the q column when κ sits (numerically) on DC or Nyquist, where
     # only Re(a) is observable; the minimum-norm solution then has q = 0.
     sol, *_ = np.linalg.lstsq(A, rhs, rcond=_LSQ_RCOND)
@@ -306,15 +322,15 @@ def _lsq(y: np.ndarray, bins: np.ndarray, kappa: float, kernel: _Kernel) -> tupl
     return float(r @ r), complex(sol[0], sol[1])
 
 
-def _cost(delta: float, y: np.ndarray, bins: np.ndarray, k0: int, kernel: _Kernel) -> float:
+def _cost(delta: float, y: np.ndarray, bins: np.ndarray, k0: int, kernel: _Kernel, rhs: np.ndarray | None = None) -> float:
     """Squared residual of the best tone at ``k0 + delta`` (the function :func:`_fit_kernel` minimises)."""
-    return _lsq(y, bins, k0 + delta, kernel)[0]
+    return _lsq(y, bins, k0 + delta, kernel, rhs)[0]
 
 
 def _grid_costs(deltas: np.ndarray, y: np.ndarray, bins: np.ndarray, k0: int, kernel: _Kernel) -> np.ndarray:
     """:func:`_cost` at every offset of ``deltas`` (shape (G,)) in one vectorised evaluation, shape (G,)."""
     kappa = (k0 + deltas)[:, None]
-    wp, wm = kernel(bins[None, :] - kappa), kernel(bins[None, :] + kappa)
+    wp, wm = kernel(np.stack([bins[None, :] - kappa, bins[None, :] + kappa]))  # one call
     s, d = wp + wm, wp - wm
     nb = bins.size
     A = np.empty((deltas.size, 2 * nb, 2))
@@ -335,19 +351,16 @@ def _fit_kernel(y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_g
     minimum of the grid, then one parabola through close points to remove
     Brent's relative tolerance.
     """
-    args = (y, bins, k0, kernel)
+    args = (y, bins, k0, kernel, np.concatenate([y.real, y.imag]))
     grid = np.linspace(-half_width, half_width, n_grid)
-    costs = _grid_costs(grid, *args)
+    costs = _grid_costs(grid, *args[:4])
     best_delta, best_cost = float(grid[int(np.argmin(costs))]), float(np.min(costs))
-    for i in range(n_grid):
-        left = costs[i - 1] if i > 0 else np.inf
-        right = costs[i + 1] if i < n_grid - 1 else np.inf
-        if not (costs[i] <= left and costs[i] <= right):
-            continue
+    beyond = np.concatenate([[np.inf], costs, [np.inf]])  # no neighbour past either end
+    for i in np.flatnonzero((costs <= beyond[:-2]) & (costs <= beyond[2:])).tolist():  # the grid's local minima
         lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, n_grid - 1)]
-        res = minimize_scalar(_cost, bounds=(lo, hi), args=args, method="bounded", options={"xatol": _BRENT_XATOL})
-        if res.fun < best_cost:
-            best_delta, best_cost = float(res.x), float(res.fun)
+        x, fx = minimize_bounded(lambda delta: _cost(delta, *args), float(lo), float(hi), xatol=_BRENT_XATOL)
+        if fx < best_cost:
+            best_delta, best_cost = x, fx
     delta = best_delta
     h = _PARABOLA_STEP * (grid[1] - grid[0])
     c0, cm, cp = _cost(delta, *args), _cost(delta - h, *args), _cost(delta + h, *args)
@@ -458,8 +471,24 @@ class _ToneFitter:
         """The observed spectrum at ``bins`` minus the model of every tone in ``tones``."""
         y = self.observed(bins)
         for tone in tones:
-            y = y - tone.model(self.kernel, bins)
+            y = y - self.model(tone, bins)
         return y
+
+    def model(self, tone: _Tone, bins: np.ndarray) -> np.ndarray:
+        """``tone.model`` at integer ``bins`` (shape (B,)), each bin evaluated once per tone and cached on it.
+
+        A tone is subtracted at the bins around every later candidate and
+        estimate, mostly the same few bins; a closed-form kernel is element-wise,
+        so a cached value is the value any evaluation at that bin gives.  The
+        direct sum's blocking depends on the number of points: it is not cached.
+        """
+        if self.kernel.coeffs is None:
+            return tone.model(self.kernel, bins)
+        cache, wanted = tone.cache, bins.tolist()
+        missing = [b for b in wanted if b not in cache]
+        if missing:
+            cache.update(zip(missing, tone.model(self.kernel, np.array(missing)).tolist()))
+        return np.array([cache[b] for b in wanted], dtype=np.complex128)
 
     def _kernel_fit(self, k0: int, tones: list[_Tone]) -> _Tone:
         """The exact-transform fit near bin ``k0`` on the residual of ``tones``, re-centred when on its edge."""
@@ -508,7 +537,7 @@ class _ToneFitter:
         if near and _amplitude(tone, self.n_fft) <= self.bound * largest * (1.0 + _BOUND_TOL):
             return True
         y = self.residual(bins, tones)
-        r = y - tone.model(self.kernel, bins)
+        r = y - self.model(tone, bins)
         return float(np.vdot(r, r).real) <= _EXACT_FIT**2 * float(np.vdot(y, y).real)
 
     def reach(self, kind: str, start: int, k_peak: int) -> float:
