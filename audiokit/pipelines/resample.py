@@ -18,13 +18,20 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from math import gcd
 from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 
 from ..dsp.levels import dbfs
-from ..dsp.resample import QUALITIES, Resampler, measure_overshoot, output_length, resample
+from ..dsp.resample import (
+    QUALITIES,
+    Resampler,
+    block_samples,
+    first_nearest_output,
+    measure_overshoot,
+    nearest_indices,
+    output_length,
+)
 from ..errors import ParameterError
 from ..io import WavWriter, check_output_path, derived_output
 from ..io.reader import BLOCK_SAMPLES, MAX_SR, MIN_SR, AudioSource
@@ -40,8 +47,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RESAMPLE_SPEC", "ResampleOptions", "check_options", "ResampleResult", "resample_file", "rate_tag", "DEFAULT_QUALITY"]
 
-#: Method of :func:`audiokit.dsp.resample.resample` used with ``no_filter`` (sample picking).
-NAIVE_METHOD: Literal["nearest"] = "nearest"
 DEFAULT_QUALITY: Literal["high"] = "high"
 
 
@@ -95,35 +100,34 @@ def _quality(options: ResampleOptions) -> Quality:
 
 
 def _filtered_blocks(source: AudioSource, sr_out: int, quality: Quality) -> Iterator[np.ndarray]:
-    """Band-limited output blocks (soxr), ending with the filter tail."""
+    """Band-limited output blocks (soxr), ending with the filter tail; input blocks sized by
+    :func:`~audiokit.dsp.resample.block_samples`, so a large up-ratio or many channels do not grow them."""
     dtype = np.float64 if quality == "very-high" else np.float32
     resampler = Resampler(sr_in=source.sr, sr_out=sr_out, channels=source.channels, dtype=dtype, quality=quality)
-    for block in source.blocks(BLOCK_SAMPLES, dtype=np.dtype(dtype).name):
+    size = block_samples(BLOCK_SAMPLES, sr_in=source.sr, sr_out=sr_out, channels=source.channels)
+    for block in source.blocks(size, dtype=np.dtype(dtype).name):
         yield resampler.process(block)
     yield resampler.flush()
 
 
-def _naive_blocks(source: AudioSource, sr_out: int, method: Literal["nearest"]) -> Iterator[np.ndarray]:
-    """Output of the naive ``method`` on the whole input, computed in chunks.
+def _naive_blocks(source: AudioSource, sr_out: int) -> Iterator[np.ndarray]:
+    """The ``nearest`` picks of the whole input, block by block (float64 samples: picking is exact).
 
-    With ``g = gcd(sr_in, sr_out)``, every ``L = sr_in / g`` input samples map
-    to exactly ``M = sr_out / g`` output samples.  Chunks start at multiples
-    of ``L`` and carry one extra sample (the next chunk's first, which
-    ``nearest`` or ``linear`` may need), so each chunk's first ``k·M`` outputs
-    equal the one-shot result; the last chunk gives the rest, ending at
-    :func:`output_length` of the whole input.  Samples are float64 (picking
-    is exact for every input subtype).
+    Output sample ``m`` takes input sample ``min(floor(m * sr_in / sr_out + 1/2), n - 1)``
+    (:func:`~audiokit.dsp.resample.nearest_indices`), so a block of input samples ``[start, end)`` gives the outputs
+    from :func:`~audiokit.dsp.resample.first_nearest_output` of ``start`` to that of ``end`` (the last block: to
+    :func:`output_length` of the whole input) -- the one-shot result, in blocks of bounded size for any pair of rates.
     """
-    g = gcd(source.sr, sr_out)
-    period_in, period_out = source.sr // g, sr_out // g
-    periods = max(1, BLOCK_SAMPLES // period_in)
-    step = periods * period_in
-    start = 0
-    for block in source.blocks(step + 1, overlap=1, dtype="float64"):
-        y = resample(block, sr_in=source.sr, sr_out=sr_out, method=method)
-        last = start + block.shape[1] >= source.n_samples
-        yield y if last else y[:, : periods * period_out]
-        start += step
+    sr_in, n = source.sr, source.n_samples
+    n_out = output_length(n, sr_in=sr_in, sr_out=sr_out)
+    size = block_samples(BLOCK_SAMPLES, sr_in=sr_in, sr_out=sr_out, channels=source.channels)
+    start = m = 0
+    for block in source.blocks(size, dtype="float64"):
+        end = start + block.shape[1]
+        m_end = n_out if end >= n else min(n_out, first_nearest_output(end, sr_in=sr_in, sr_out=sr_out))
+        idx = np.minimum(nearest_indices(m, m_end, sr_in=sr_in, sr_out=sr_out), n - 1) - start
+        yield block[:, idx]
+        start, m = end, m_end
 
 
 def resample_file(
@@ -143,7 +147,7 @@ def resample_file(
 
         def blocks() -> Iterator[np.ndarray]:
             if options.no_filter:
-                return _naive_blocks(source, sr_out, NAIVE_METHOD)
+                return _naive_blocks(source, sr_out)
             return _filtered_blocks(source, sr_out, quality)
 
         guard = FullScaleGuard(subtype)

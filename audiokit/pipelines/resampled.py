@@ -52,11 +52,13 @@ class ResampledSource:
         self, block_size: int = BLOCK_SAMPLES, *, dtype: str = "float32", n_samples: int | None = None
     ) -> Iterator[np.ndarray]:
         """The resampled samples in blocks ``(channels, k)`` (``k`` varies; at most ``n_samples`` in all)."""
-        from ..dsp.resample import Resampler
+        from ..dsp.resample import Resampler, block_samples
 
-        stream = Resampler(sr_in=self._source.sr, sr_out=self.sr, channels=self._source.channels, quality=self.quality)
+        src = self._source
+        stream = Resampler(sr_in=src.sr, sr_out=self.sr, channels=src.channels, quality=self.quality)
         left = self.n_samples if n_samples is None else min(n_samples, self.n_samples)
-        for block in self._source.blocks(block_size, dtype="float32"):
+        size = block_samples(block_size, sr_in=src.sr, sr_out=self.sr, channels=src.channels)  # bounded output blocks
+        for block in src.blocks(size, dtype="float32"):
             out = stream.process(block)
             if out.shape[1] and left > 0:
                 out = out[:, :left]

@@ -31,10 +31,26 @@ from .tables import dct_matrix, lifter_coeffs, mel_banks, window_function
 if TYPE_CHECKING:
     from ...engine.base import FftBackend
 
-__all__ = ["KaldiFeatureStream", "kaldi_fbank", "kaldi_mfcc", "kaldi_features_blocks"]
+__all__ = ["KaldiFeatureStream", "block_frames", "kaldi_fbank", "kaldi_mfcc", "kaldi_features_blocks"]
 
 #: Frames per vectorised block (256 x 512 float64 = 1 MiB of FFT input: measured fastest of 128..1024).
 _BLOCK_FRAMES = 256
+#: Most bytes of a block's working arrays (32 MiB): the FFT input, the float64 gathered frames and the span's three
+#: float64 scratch arrays.  Long windows (25 ms at 3 MHz: W 75 000, N 131 072) get fewer frames per block (issue 20:
+#: 577 MiB before); every rate up to 96 kHz at 25 ms / 10 ms keeps :data:`_BLOCK_FRAMES`.
+_BLOCK_BYTES = 32 * 1024 * 1024
+
+
+def block_frames(options: Options, dtype: np.dtype) -> int:
+    """Frames per block of :class:`KaldiFeatureStream` for ``options`` in ``dtype``.
+
+    ``min(256, max(1, _BLOCK_BYTES // (N * itemsize + 8 * W + 24 * H)))`` with ``N`` the padded window, ``W`` the
+    window and ``H`` the shift in samples: the bytes a block's frame holds in the FFT input, the float64 frame work
+    and the span scratch.  The block partition fixes the output bits (see :class:`KaldiFeatureStream`), and it depends
+    on the options and dtype only.
+    """
+    per_frame = options.padded_window_size * np.dtype(dtype).itemsize + 8 * options.window_size + 24 * options.window_shift
+    return min(_BLOCK_FRAMES, max(1, _BLOCK_BYTES // per_frame))
 
 
 # --------------------------------------------------------------------------------------------
@@ -83,12 +99,13 @@ class _Computer:
         self.ones_g = np.ones(self.g)
         # A cached zero-copy plan when the backend has them (the frames are written straight into
         # its input buffer); else backend.rfft on a padded block.
-        self.plan: Any = self.backend.real_plan(self.N, _BLOCK_FRAMES, self.dtype) if hasattr(self.backend, "real_plan") else None
+        self.B = B = block_frames(options, self.dtype)
+        self.plan: Any = self.backend.real_plan(self.N, B, self.dtype) if hasattr(self.backend, "real_plan") else None
         # float64 scratch for a block's span (its copy, its pre-emphasis, a temporary) and, in float32, for gathered
         # frames: a fresh ~330 KiB array per block is a fresh mmap, whose page faults cost as much as the arithmetic.
-        span_len = (_BLOCK_FRAMES - 1) * self.H + self.W
+        span_len = (B - 1) * self.H + self.W
         self._x64, self._e64, self._t64 = np.empty(span_len), np.empty(span_len), np.empty(span_len)
-        self._f64 = np.empty((_BLOCK_FRAMES if self.dtype != np.float64 else 0, self.W))  # gathered frames' work
+        self._f64 = np.empty((B if self.dtype != np.float64 else 0, self.W))  # gathered frames' work
         self.log_energy_floor = math.log(_f32(options.energy_floor)) if options.energy_floor > 0 else None
         if self.is_mfcc:
             assert isinstance(options, MfccOptions)
@@ -290,13 +307,14 @@ class KaldiFeatureStream:
     Notes
     -----
     ``accept_waveform(x)`` returns ``(k, dim)`` for the frames that the samples received so far
-    complete, in whole blocks of :data:`_BLOCK_FRAMES` (256) frames (``k`` a multiple of 256, maybe
-    0); ``input_finished()`` returns the remaining frames (with ``snip_edges=False``, those reaching
-    past the end, reflected).  So frames are always computed in the same blocks (``[0, 256)``,
-    ``[256, 512)``, ...) whatever the sizes of the pieces fed: the output is bit for bit that of
-    :func:`kaldi_fbank` / :func:`kaldi_mfcc` on the whole signal (a block's FFT plan and arithmetic
-    path depend on its frame count, so another partition could change last bits).  The stream keeps
-    the first ``W`` samples (left reflection) and at most ``256*H + W`` samples beyond the last piece.
+    complete, in whole blocks of ``B`` frames (:func:`block_frames`: 256, fewer for windows of tens of
+    thousands of samples; ``k`` a multiple of ``B``, maybe 0); ``input_finished()`` returns the
+    remaining frames (with ``snip_edges=False``, those reaching past the end, reflected).  So frames
+    are always computed in the same blocks (``[0, B)``, ``[B, 2B)``, ...) whatever the sizes of the
+    pieces fed: the output is bit for bit that of :func:`kaldi_fbank` / :func:`kaldi_mfcc` on the
+    whole signal (a block's FFT plan and arithmetic path depend on its frame count, so another
+    partition could change last bits).  The stream keeps the first ``W`` samples (left reflection)
+    and at most ``B*H + W`` samples beyond the last piece.
     """
 
     def __init__(
@@ -331,8 +349,8 @@ class KaldiFeatureStream:
         return self._next
 
     def accept_waveform(self, samples: np.ndarray) -> np.ndarray:
-        """Append samples (1-D, the stream's units) and return the newly completed frames in whole blocks of 256,
-        ``(k, dim)``."""
+        """Append samples (1-D, the stream's units) and return the newly completed frames in whole blocks of
+        :func:`block_frames`, ``(k, dim)``."""
         if self._finished:
             raise ParameterError("accept_waveform after input_finished")
         x = _as_1d(samples)
@@ -351,7 +369,8 @@ class KaldiFeatureStream:
         if not o.snip_edges:  # never exceed the final count (known only at the end, bounded by this)
             end_frames = min(end_frames, (self._total + h // 2) // h)
         # whole blocks only (see the class notes): the partition into blocks is fixed
-        end_frames = self._next + max(0, end_frames - self._next) // _BLOCK_FRAMES * _BLOCK_FRAMES
+        B = self._c.B
+        end_frames = self._next + max(0, end_frames - self._next) // B * B
         out = self._emit(end_frames, n_total=None)
         self._trim()
         return out
@@ -369,7 +388,7 @@ class KaldiFeatureStream:
         out = np.empty((max(0, end - self._next), self.dim), dtype=self._c.dtype)
         first = self._next
         while self._next < end:
-            count = min(_BLOCK_FRAMES, end - self._next)
+            count = min(self._c.B, end - self._next)
             out[self._next - first : self._next - first + count] = self._block(self._next, count, n_total)
             self._next += count
         return out

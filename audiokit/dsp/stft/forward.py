@@ -35,7 +35,7 @@ from ...errors import InputError, ParameterError
 from ...validate import check_int, check_real
 from ..scaling import AMIN, DB_FACTOR
 from . import polyphase
-from .plan import DEFAULT_CHUNK_FRAMES, StftPlan, check_signal, warn_short
+from .plan import DEFAULT_CHUNK_FRAMES, StftPlan, check_signal, chunk_frames_for, warn_short
 
 __all__ = [
     "LOG_KINDS",
@@ -179,7 +179,8 @@ class StftStream:
         :data:`audiokit.dsp.scaling.AMIN`: 1e-10 for power, 1e-5 for magnitude).
     backend : FFT backend, optional
     chunk_frames : int > 0
-        Frames per FFT batch.
+        Frames per FFT batch, at most :data:`~audiokit.dsp.stft.plan.CHUNK_BYTES` of samples
+        (:func:`~audiokit.dsp.stft.plan.chunk_frames_for`).
 
     Notes
     -----
@@ -344,6 +345,7 @@ class StftStream:
         view = as_strided(seg, shape=(c, count, n_fft), strides=(s0, hop * s1, s1), writeable=False)
         fp = self._fplan
         if fp is None:
+            self._chunk = chunk_frames_for(n_fft, red.rdt.itemsize, self._chunk)  # bounded in bytes
             fp = self._fplan = self._backend.real_plan(n_fft, self._chunk, red.rdt)
             self._win = plan.win.astype(red.rdt)
         # whole polyphase batches first; the rest (and non-finite batches) row by row

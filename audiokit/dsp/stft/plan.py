@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .forward import StftStream
 
 __all__ = [
+    "CHUNK_BYTES",
     "DEFAULT_CHUNK_FRAMES",
     "DTYPES",
     "PAD_MODES",
@@ -35,6 +36,7 @@ __all__ = [
     "StftPlan",
     "WssTables",
     "check_signal",
+    "chunk_frames_for",
     "warn_short",
     "wss_blocks",
 ]
@@ -49,6 +51,25 @@ FrameTime = Literal["start", "centre", "center"]
 #: that the batch (n_fft * 4 bytes * chunk) stays in cache.  64 to 768 frames
 #: measured within 3% of each other (16 kHz, n_fft 512, hop 160).
 DEFAULT_CHUNK_FRAMES = 256
+#: Most bytes of real frame samples per FFT batch (16 MiB): long windows (25 ms at 3 MHz is 75 000 samples) get
+#: fewer frames per batch, so the batch buffers, their spectra and the polyphase layout stay bounded (issue 20).
+#: Batches of ``DEFAULT_CHUNK_FRAMES`` frames of up to 16 384 float32 / 8 192 float64 samples are not cut.
+CHUNK_BYTES = 16 * 1024 * 1024
+
+
+def chunk_frames_for(n_fft: int, itemsize: int, chunk_frames: int = DEFAULT_CHUNK_FRAMES) -> int:
+    """Frames per FFT batch: ``min(chunk_frames, max(1, CHUNK_BYTES // (n_fft * itemsize)))``.
+
+    Parameters
+    ----------
+    n_fft : int > 0
+        Frame length in samples.
+    itemsize : int
+        Bytes per real sample of the working dtype (4 or 8).
+    chunk_frames : int > 0
+        The frames asked for.
+    """
+    return min(chunk_frames, max(1, CHUNK_BYTES // (n_fft * itemsize)))
 
 
 @dataclass(frozen=True, kw_only=True, init=False)
