@@ -299,6 +299,11 @@ BUILTIN: tuple[Entry, ...] = (
         spec=True,
     ),
     _builtin(
+        "silence",
+        "Find silent spans (frame level below a dBFS or relative threshold); write a segments manifest or a trimmed file.",
+        spec=True,
+    ),
+    _builtin(
         "batch",
         "Run a command over a corpus: resumable, failure-tolerant, on local processes or a Dask cluster.",
         spec=False,
