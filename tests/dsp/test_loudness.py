@@ -196,3 +196,30 @@ def test_meter_checks_its_input():
         LoudnessMeter(48000, 2).push(np.zeros((3, 10)))
     with pytest.raises(ValueError, match="weights"):
         LoudnessMeter(48000, 2, weights=np.ones(3))
+
+
+def naive_window_max(x: np.ndarray, sr: int, ticks: int) -> float:
+    """Largest energy of a window of ``ticks`` 10 ms ticks, at every tick (whole windows only)."""
+    y2 = signal.sosfilt(k_weighting_sos(sr), x, axis=-1) ** 2
+    bounds = [(k * sr + 50) // 100 for k in range(x.shape[1] * 100 // sr + 2)]
+    bounds = [b for b in bounds if b <= x.shape[1]]
+    best = 0.0
+    for j in range(len(bounds) - ticks):
+        seg = y2[:, bounds[j] : bounds[j + ticks]]
+        best = max(best, float(seg.sum() / seg.shape[1]))
+    return best
+
+
+@pytest.mark.parametrize("block", [441, 10007, 1 << 16])
+def test_maxima_are_over_windows_at_10_ms_steps(rng, block):
+    sr = 44100
+    x = np.zeros((2, int(4.2 * sr)))
+    burst = slice(int(0.537 * sr), int(0.537 * sr) + int(0.4 * sr))  # off the 100 ms grid
+    x[:, burst] = rng.normal(0, 0.3, size=(2, burst.stop - burst.start))
+    meter = LoudnessMeter(sr, 2, true_peak=False)
+    for i in range(0, x.shape[1], block):
+        meter.push(x[:, i : i + block])
+    r = meter.result()
+    assert r.momentary_max == pytest.approx(float(energy_to_lufs(np.array(naive_window_max(x, sr, 40)))), abs=1e-9)
+    assert r.short_term_max == pytest.approx(float(energy_to_lufs(np.array(naive_window_max(x, sr, 300)))), abs=1e-9)
+    assert r.momentary_max > r.momentary.max()  # the 100 ms series misses the burst's alignment

@@ -8,6 +8,8 @@ from block to block), squared and summed over **100 ms sub-blocks**: sub-block `
 
 * **momentary** loudness: 400 ms windows (4 sub-blocks) every 100 ms, the first ending at 0.4 s;
 * **short-term** loudness: 3 s windows (30 sub-blocks) every 100 ms, the first ending at 3 s;
+* their **maxima** over windows every 10 ms (ticks ``floor(k sr / 100 + 1/2)``; ten ticks make a sub-block), so
+  that a short burst is caught wherever it starts;
 * **integrated** loudness: the momentary windows (BS.1770's 400 ms blocks with 75 % overlap) gated at -70 LUFS and
   -10 LU (:func:`~audiokit.dsp.loudness.gating.gated_integral`);
 * **loudness range**: the short-term windows by EBU Tech 3342 (:func:`~audiokit.dsp.loudness.gating.loudness_range`);
@@ -68,6 +70,10 @@ class LoudnessResult:
     momentary, short_term : np.ndarray, shape (n_m,), (n_s,)
         Loudness of each window (LUFS, -inf for digital silence); value ``k`` ends at ``(k + 4) * 0.1`` s
         (momentary) or ``(k + 30) * 0.1`` s (short-term) -- exactly at sample ``b(k + 4)`` or ``b(k + 30)``.
+    momentary_max, short_term_max : float
+        Largest loudness of a 400 ms / 3 s window at **10 ms** steps (LUFS; -inf without a whole window or for
+        silence): a burst is caught whatever its alignment to the 100 ms grid (EBU Tech 3341 cases 10 and 13),
+        so these can exceed the maxima of the 100 ms series.
     lra : float or None
         Loudness range (LU, Tech 3342); None when no short-term window passes its gates.
     lra_low, lra_high : float or None
@@ -88,22 +94,14 @@ class LoudnessResult:
     relative_gate: float
     momentary: np.ndarray
     short_term: np.ndarray
+    momentary_max: float
+    short_term_max: float
     lra: float | None
     lra_low: float | None
     lra_high: float | None
     sample_peak: np.ndarray
     true_peak: np.ndarray | None
     oversampling: int
-
-    @property
-    def momentary_max(self) -> float:
-        """Largest momentary loudness (LUFS); -inf without a 400 ms window."""
-        return float(self.momentary.max()) if self.momentary.size else -math.inf
-
-    @property
-    def short_term_max(self) -> float:
-        """Largest short-term loudness (LUFS); -inf without a 3 s window."""
-        return float(self.short_term.max()) if self.short_term.size else -math.inf
 
     @property
     def momentary_times(self) -> np.ndarray:
@@ -169,15 +167,23 @@ class LoudnessMeter:
         self._sos = k_weighting_sos(self.sr)
         self._zi = np.zeros((self._sos.shape[0], n_channels, 2))
         self._n_samples = 0
-        self._subblock = 0  # index of the open sub-block
-        self._open = np.zeros(n_channels)  # its sum of squares so far
+        self._tick = 0  # index of the open 10 ms tick
+        self._open = np.zeros(n_channels)  # its sum of squares so far, per channel
+        self._tail: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))  # last 299 closed ticks: weighted sums, lengths
+        self._pending = np.zeros((n_channels, 0))  # closed ticks of the open sub-block
         self._sums = _Growing(n_channels)  # closed sub-blocks: sums of squares per channel
+        self._momentary_max = 0.0  # largest energy of a 400 ms / 3 s window at 10 ms steps
+        self._short_term_max = 0.0
         self._sample_peak = np.zeros(n_channels)
         self._true_peak = TruePeakMeter(self.sr, n_channels) if true_peak else None
 
     def boundary(self, k: int) -> int:
         """First sample of sub-block ``k``: ``b(k) = floor(k sr / 10 + 1/2)``."""
         return (k * self.sr + 5) // 10
+
+    def _tick_bounds(self, first: int, last: int) -> np.ndarray:
+        """First samples of ticks ``first..last`` (10 ms: ``floor(k sr / 100 + 1/2)``; tick ``10 k`` starts sub-block ``k``)."""
+        return (np.arange(first, last + 1, dtype=np.int64) * self.sr + 50) // 100
 
     def push(self, block: np.ndarray) -> None:
         """Add the next samples, shaped ``(n_channels, n)`` (float, full scale 1.0)."""
@@ -194,22 +200,42 @@ class LoudnessMeter:
         y, self._zi = sosfilt(self._sos, block.astype(np.float64, copy=False), axis=-1, zi=self._zi)
         np.square(y, out=y)
         start, end = self._n_samples, self._n_samples + n
-        cuts = []  # block-relative ends of the sub-blocks that close inside this block
-        k = self._subblock + 1
-        while self.boundary(k) <= end:
-            cuts.append(self.boundary(k) - start)
-            k += 1
-        segments = [0] + [c for c in cuts if c < n]
+        bounds = self._tick_bounds(self._tick + 1, (end * 100) // self.sr + 1)
+        cuts = bounds[bounds <= end] - start  # block-relative ends of the ticks that close inside this block
+        segments = np.concatenate([[0], cuts[cuts < n]]).astype(np.intp)
         sums = np.add.reduceat(y, segments, axis=1)
-        if cuts:
-            sums[:, 0] += self._open
-            closed = sums[:, : len(cuts)]
-            self._sums.extend(closed.T)
-            self._open = sums[:, len(cuts)] if len(segments) > len(cuts) else np.zeros(self.n_channels)
+        sums[:, 0] += self._open
+        if cuts.size:
+            self._close_ticks(sums[:, : cuts.size])
+            self._open = sums[:, cuts.size] if segments.size > cuts.size else np.zeros(self.n_channels)
         else:
-            self._open = self._open + sums[:, 0]
-        self._subblock += len(cuts)
+            self._open = sums[:, 0]
         self._n_samples = end
+
+    def _close_ticks(self, ticks: np.ndarray) -> None:
+        """Take the sums of squares of closed ticks (``(n_channels, m)``): the running maxima of the 400 ms and 3 s
+        windows at 10 ms steps, and the 100 ms sub-blocks (ten ticks each)."""
+        first = self._tick  # index of the first of these ticks
+        m = ticks.shape[1]
+        bounds = self._tick_bounds(first, first + m).astype(np.float64)
+        weighted = np.concatenate([self._tail[0], self.weights @ ticks])
+        lengths = np.concatenate([self._tail[1], np.diff(bounds)])
+        csum = np.concatenate([[0.0], np.cumsum(weighted)])
+        clen = np.concatenate([[0.0], np.cumsum(lengths)])
+        held = self._tail[0].size
+        for width, attr in ((MOMENTARY_SUBBLOCKS * 10, "_momentary_max"), (SHORT_TERM_SUBBLOCKS * 10, "_short_term_max")):
+            ends = np.arange(max(width, held + 1), weighted.size + 1)  # whole windows that end at a new tick
+            if ends.size:
+                z = np.maximum(csum[ends] - csum[ends - width], 0.0) / (clen[ends] - clen[ends - width])
+                setattr(self, attr, max(getattr(self, attr), float(z.max())))
+        keep = SHORT_TERM_SUBBLOCKS * 10 - 1
+        self._tail = (weighted[-keep:], lengths[-keep:])
+        pending = np.concatenate([self._pending, ticks], axis=1)
+        whole = pending.shape[1] // 10
+        if whole:
+            self._sums.extend(pending[:, : whole * 10].reshape(self.n_channels, whole, 10).sum(axis=2).T)
+        self._pending = pending[:, whole * 10 :]
+        self._tick += m
 
     def _window_energies(self, width: int) -> np.ndarray:
         """Energy ``z`` of every window of ``width`` whole sub-blocks, one per step (see the module docstring)."""
@@ -243,6 +269,8 @@ class LoudnessMeter:
             relative_gate=gate,
             momentary=energy_to_lufs(blocks),
             short_term=energy_to_lufs(short),
+            momentary_max=float(energy_to_lufs(np.array(self._momentary_max))),
+            short_term_max=float(energy_to_lufs(np.array(self._short_term_max))),
             lra=None if lra is None else lra[0],
             lra_low=None if lra is None else lra[1],
             lra_high=None if lra is None else lra[2],
