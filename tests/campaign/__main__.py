@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
 
-from . import DEFAULT_COMMANDS, KINDS, VIOLATIONS, run_campaign, summary_rows
+from . import DEFAULT_COMMANDS, KINDS, VIOLATIONS, Tally, run_campaign, summary_rows
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -17,6 +18,17 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(line[j]) for line in lines) for j in range(len(cols))]
     fmt = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
     return "\n".join([fmt(lines[0]), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(fmt, lines[1:])])
+
+
+def _groups(tally: Tally) -> dict[tuple[str, str], list[str]]:
+    """The broken runs grouped by what broke and the last stderr line (paths and numbers blanked)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for v in tally.failures:
+        last = (v.result.stderr.strip().splitlines()[-1:] or [""])[0]
+        last = re.sub(r"\d+", "N", re.sub(r"(/[^\s:']+)+", "PATH", last))[:160]
+        problem = ", ".join(sorted(c for c in v.counts if c in VIOLATIONS))
+        groups.setdefault((problem, last), []).append(f"{v.case.folder.name} ({v.case.label})")
+    return groups
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inproc", action="store_true", help="audio/sidecar runs in this process (faster, no timeout)")
     ap.add_argument("--no-hostile", action="store_true", help="no unfollowable link in the list/manifest corpora")
     ap.add_argument("--keep", type=Path, help="keep the case folders under this folder")
-    ap.add_argument("--show", type=int, default=20, help="broken runs listed per kind (default 20)")
+    ap.add_argument("--show", type=int, default=20, help="kinds of broken run listed per kind (default 20)")
     args = ap.parse_args(argv)
 
     tallies = []
@@ -47,15 +59,14 @@ def main(argv: list[str] | None = None) -> int:
             first=args.first,
             jobs=args.jobs,
             inproc=args.inproc and kind in ("audio", "sidecar"),
-            workdir=args.keep / kind if args.keep else None,
+            workdir=args.keep,
             hostile=not args.no_hostile,
         )
         print(
             f"# {kind}: {args.runs} runs in {time.monotonic() - t0:.0f} s, {tally.violations} broke an invariant", file=sys.stderr
         )
-        for v in tally.failures[: args.show]:
-            last = v.result.stderr.strip().splitlines()[-1:] or [""]
-            print(f"#   {v.case.folder.name}: {v.case.label}: {'; '.join(v.problems)} | {last[0][:200]}", file=sys.stderr)
+        for (problem, last), cases in sorted(_groups(tally).items(), key=lambda kv: -len(kv[1]))[: args.show]:
+            print(f"#   {len(cases)} x {problem} | {last} | cases {', '.join(cases[:8])}", file=sys.stderr)
         tallies.append(tally)
     header, rows = summary_rows(tallies)
     print(f"campaign seed {args.seed}, {args.runs} runs per kind (violations: {', '.join(VIOLATIONS)})\n")
