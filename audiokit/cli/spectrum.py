@@ -10,7 +10,7 @@ import typer
 
 from ..errors import ParameterError
 from ..io.npy import sidecar_path
-from ..pipelines.spectrum import SpectrumOptions, spectrum_file
+from ..pipelines.spectrum import MAX_DFT_SAMPLES, SpectrumOptions, spectrum_file
 from . import console
 from .options import (
     Channel,
@@ -77,11 +77,21 @@ def _print_report(report: dict, with_phase: bool) -> None:
 def spectrum_command(
     file: Annotated[str, typer.Argument(help="Audio file, or - for stdin.")],
     start: Annotated[str, typer.Option("--start", help="Segment start: 1.5s, 200ms or samples.")] = "0",
-    dur: Annotated[Optional[str], typer.Option("--dur", help="Segment length (default: to the end).")] = None,
+    dur: Annotated[
+        Optional[str],
+        typer.Option(
+            "--dur",
+            help=f"Segment length (default: to the end). The whole-segment DFT holds at most {MAX_DFT_SAMPLES} samples per "
+            "channel in memory (87 s at 48 kHz): a longer segment is refused (exit 3).",
+        ),
+    ] = None,
     window: Window = "hann",
     symmetric: Symmetric = False,
     nfft: Annotated[
-        Optional[str], typer.Option("--nfft", help="DFT size >= segment length (zero padding); default: the segment length.")
+        Optional[str],
+        typer.Option(
+            "--nfft", help=f"DFT size >= segment length (zero padding), <= {MAX_DFT_SAMPLES}; default: the segment length."
+        ),
     ] = None,
     peaks: Annotated[int, typer.Option("--peaks", min=0, help="Report the K strongest peaks.", rich_help_panel=PEAKS_PANEL)] = 5,
     threshold: Annotated[

@@ -344,6 +344,7 @@ def spectrum(
     n_fft: int | None = None,
     periodic: bool = True,
     backend: Any = None,
+    overwrite_x: bool = False,
 ) -> Spectrum:
     """One-sided DFT of a whole signal, windowed and zero-padded.
 
@@ -366,6 +367,10 @@ def spectrum(
     backend : str, FFT backend object or None
         Passed to :func:`audiokit.engine.get_backend` (None: the default), or
         an object with an ``rfft(x, n)`` method.
+    overwrite_x : bool
+        Allow the windowed samples to be computed in place in ``x`` when it
+        is already a float32/float64 array of the computing type (one copy of
+        a long signal less; the values are the same).
 
     Returns
     -------
@@ -406,7 +411,11 @@ def spectrum(
     if not np.sum(w) > 0:
         raise ParameterError(f"window {name!r} sums to {np.sum(w)!r}: amplitudes need sum(w) > 0")
     engine = backend if hasattr(backend, "rfft") else get_backend(backend)
-    X = engine.rfft(arr * w.astype(dtype), n=n_fft)
-    if not np.any(arr):
+    silent = not np.any(arr)
+    in_place = overwrite_x and arr is x and arr.flags.writeable
+    windowed = np.multiply(arr, w.astype(dtype, copy=False), out=arr if in_place else None)
+    X = engine.rfft(windowed, n=n_fft)
+    del windowed
+    if silent:
         warnings.warn("signal is silent (all samples are 0): every amplitude is 0", stacklevel=2)
     return Spectrum(X=X, sr=sr, n=n, n_fft=n_fft, window=w, window_name=name, periodic=periodic)

@@ -264,7 +264,7 @@ class _Observed:
     """The full (two-sided) spectrum at any integer bin, from the one-sided half."""
 
     def __init__(self, X: np.ndarray, n_fft: int):
-        self.X = X.astype(np.complex128)
+        self.X = X.astype(np.complex128, copy=False)  # complex128 already: no second copy of a long spectrum
         self.n_fft = n_fft
 
     def __call__(self, bins: np.ndarray) -> np.ndarray:
@@ -586,20 +586,22 @@ def _check_arguments(
 
 
 def _local_maxima(mag: np.ndarray, n_fft: int) -> np.ndarray:
-    """Bins whose magnitude is >= the left and > the right neighbour (mirror-extended at the edges)."""
+    """Bins whose magnitude is >= the left and > the right neighbour (mirror-extended at the edges).
+
+    The neighbours beyond the ends are mirror images: ``X[-1] = conj(X[1])``;
+    ``X[n/2 + 1] = conj(X[n/2 - 1])`` for even ``n_fft``, and for odd ``n_fft``
+    the last bin's right neighbour is itself (``X[(n+1)/2] = conj(X[(n-1)/2])``),
+    so it is a maximum when above its left neighbour.  Compared on views: no
+    shifted copy of a long spectrum.
+    """
     nb = mag.size
-    left = np.empty_like(mag)
-    right = np.empty_like(mag)
-    left[1:] = mag[:-1]
-    right[:-1] = mag[1:]
-    left[0] = mag[1] if nb > 1 else -np.inf  # X[-1] = conj(X[1])
-    if n_fft % 2 == 0:
-        right[-1] = mag[-2] if nb > 1 else -np.inf  # X[n/2 + 1] = conj(X[n/2 - 1])
-    else:
-        right[-1] = mag[-1] if nb > 1 else -np.inf  # X[(n+1)/2] = conj(X[(n-1)/2])
-    is_max = (mag >= left) & (mag > right)
-    if n_fft % 2 == 1 and nb > 1:
-        is_max[-1] = mag[-1] > left[-1]
+    if nb == 1:
+        return np.flatnonzero(mag > -np.inf)
+    is_max = np.empty(nb, dtype=bool)
+    middle = mag[1:-1]
+    np.logical_and(middle >= mag[:-2], middle > mag[2:], out=is_max[1:-1])
+    is_max[0] = mag[0] >= mag[1] and mag[0] > mag[1]
+    is_max[-1] = mag[-1] >= mag[-2] and mag[-1] > mag[-2] if n_fft % 2 == 0 else mag[-1] > mag[-2]
     return np.flatnonzero(is_max)
 
 
@@ -844,7 +846,7 @@ def find_peaks(
     raw_magnitude = np.abs(spec.X)
     # Shapes (local maxima) are judged on |X|, levels on the amplitude scale:
     # the one-sided factor 2 would distort the lobe of a tone at DC or Nyquist.
-    magnitude = raw_magnitude.astype(np.float64)
+    magnitude = raw_magnitude.astype(np.float64, copy=False)
     amplitude = magnitude * scale
     top = float(np.max(amplitude))
     if top == 0.0:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,8 +14,8 @@ import numpy as np
 
 from ..errors import InputError, ParameterError
 from ..io import check_distinct, check_output_path, outputs_together
-from ..io.npy import save_npy, sidecar_path
-from ..plot.spectrum import DB_RANGE
+from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
+from ..plot.spectrum import DB_RANGE, MAX_LINES, draw_spectrum, spectrum_line
 from .params import (
     LONGEST_SIGNAL_S,
     PLAUSIBLE_SIGNAL_S,
@@ -30,10 +31,17 @@ from .progress import SILENT, Reporter
 from .registry import JobResult, JobSpec, SourceFacts, no_outputs
 from .sidecar import provenance
 
-__all__ = ["SPECTRUM_SPEC", "SpectrumOptions", "check_options", "spectrum_file", "DB_RANGE"]
+__all__ = ["SPECTRUM_SPEC", "MAX_DFT_SAMPLES", "SpectrumOptions", "check_dft_size", "check_options", "spectrum_file", "DB_RANGE"]
 
-#: Source subtypes whose samples float32 holds exactly (<= 24-bit codes, float32 itself).
-_EXACT_IN_FLOAT32 = frozenset({"PCM_U8", "PCM_S8", "PCM_16", "PCM_24", "FLOAT"})
+#: Longest DFT (samples per channel: the segment, or ``--nfft``).  The whole-segment DFT needs the segment, its
+#: window and its spectrum in memory at once (about 40 bytes per sample with the peak fit, the .npy rows and the
+#: PNG); 2**22 (87 s at 48 kHz) keeps a run under the 300 MiB the guide sets.  Longer: refused (exit 3).
+MAX_DFT_SAMPLES = 1 << 22
+#: Samples (float64, all channels of a group) read per pass over the segment: 32 MiB.
+_GROUP_SAMPLES = 1 << 22
+#: Bytes of one block read (all channels, float64), and the fewest frames a block holds.
+_BLOCK_BYTES = 1 << 23
+_MIN_BLOCK = 1 << 10
 
 
 @dataclass(frozen=True)
@@ -134,67 +142,63 @@ def spectrum_file(
                 stacklevel=2,
             )
         check_channel_of(options.channel, source)
-        # float32 holds <= 24-bit PCM and FLOAT samples exactly: half the memory of float64 for a long segment
-        exact32 = source.subtype in _EXACT_IN_FLOAT32
-        signal = source.read(start=first, n_samples=count, dtype="float32" if exact32 else "float64")
-    x = signal.samples
-    del signal
-    labels: list[int | str] = list(range(x.shape[0]))
-    if options.mix:
-        x, labels = x.mean(axis=0, dtype=np.float64, keepdims=True), ["mix"]
-    elif options.channel is not None:
-        x, labels = x[options.channel : options.channel + 1], [options.channel]
-    n = x.shape[1]
-    n_fft = duration_samples("--nfft", options.nfft, sr) if options.nfft is not None else n
-    if n_fft < n:
-        raise ParameterError(f"--nfft: {n_fft} is shorter than the segment ({n} samples)")
-    xlim = _display_range(options.fmin, options.fmax, sr / 2 if not options.two_sided else sr)
-    window = spec_window.get(n, periodic=not options.symmetric)
-    separation = frequency_hz("--min-sep", options.min_sep) if options.min_sep is not None else None
-    spectra, found = [], []
-    # One channel at a time, in float64: memory stays near the segment's float32 size plus a few channel-sized arrays.
-    with reporter.progress(f"spectrum {source.name}", len(labels)) as advance:
-        for row in range(len(labels)):
-            x_c = x[row].astype(np.float64)
-            # Huge float samples are analysed scaled by an exact power of two (the fit squares |X|), then scaled back.
-            exponent = _scale_exponent(x_c)
-            if exponent:
-                x_c = np.ldexp(x_c, -exponent)
-            spec = spectrum(x_c, sr=sr, window=window, n_fft=n_fft, backend=options.fft)
-            del x_c
-            peaks = (
-                find_peaks(spec, k=options.peaks, threshold_db=-options.threshold, min_separation_hz=separation)
-                if options.peaks
-                else []
-            )
-            if exponent:
-                spec, peaks = _unscaled(spec, peaks, exponent, source.name)
-            spectra.append(spec)
-            found.append(peaks)
-            advance(1)
-    del x
-    spec = spectra[0]
-    report = {
-        "path": source.name,
-        "sr": sr,
-        "start_s": first / sr,
-        "n": n,
-        "n_fft": n_fft,
-        "df": spec.delta_f,
-        "nyquist": spec.nyquist,
-        "window": f"{spec_window}{'' if not options.symmetric else ' (symmetric)'}",
-        "channels": [
-            {"channel": label, "peaks": [_peak_json(p, options.phase) for p in channel_peaks]}
-            for label, channel_peaks in zip(labels, found)
-        ],
-    }
-    with outputs_together():
-        if npy is not None:
-            _save_npy(npy, spectra, options.phase, report, options.fft)
-        if png is not None:
-            from ..plot.spectrum import draw_spectrum
-
-            draw_spectrum(png, spectra, found, report, options, xlim)
+        n = min(count, source.n_samples - first)
+        n_fft = duration_samples("--nfft", options.nfft, sr) if options.nfft is not None else n
+        if n_fft < n:
+            raise ParameterError(f"--nfft: {n_fft} is shorter than the segment ({n} samples)")
+        check_dft_size(n, n_fft, sr, source.name)
+        xlim = _display_range(options.fmin, options.fmax, sr / 2 if not options.two_sided else sr)
+        window = spec_window.get(n, periodic=not options.symmetric)
+        separation = frequency_hz("--min-sep", options.min_sep) if options.min_sep is not None else None
+        labels: list[int | str] = (
+            ["mix"] if options.mix else [options.channel] if options.channel is not None else list(range(source.channels))
+        )
+        report: dict[str, Any] = {
+            "path": source.name,
+            "sr": sr,
+            "start_s": first / sr,
+            "n": n,
+            "n_fft": n_fft,
+            "df": sr / n_fft,  # Spectrum.delta_f
+            "nyquist": sr / 2,  # Spectrum.nyquist
+            "window": f"{spec_window}{'' if not options.symmetric else ' (symmetric)'}",
+        }
+        found: list[list[Any]] = []
+        lines: list[tuple[np.ndarray, np.ndarray, float]] = []
+        with outputs_together(), contextlib.ExitStack() as stack:
+            rows = stack.enter_context(_NpyRows(npy, len(labels), options.phase, n_fft)) if npy is not None else None
+            # One channel at a time (read in groups of channels), in float64: memory is a group's samples plus one
+            # channel's DFT and fit, whatever the channel count; only the PNG's lines and the peaks are kept.
+            with reporter.progress(f"spectrum {source.name}", len(labels)) as advance:
+                for x_c in _channel_samples(source, first, n, options):
+                    # Huge float samples are analysed scaled by an exact power of two (the fit squares |X|), then back.
+                    exponent = _scale_exponent(x_c)
+                    if exponent:
+                        x_c = np.ldexp(x_c, -exponent)
+                    spec = spectrum(x_c, sr=sr, window=window, n_fft=n_fft, backend=options.fft, overwrite_x=True)
+                    del x_c
+                    peaks = (
+                        find_peaks(spec, k=options.peaks, threshold_db=-options.threshold, min_separation_hz=separation)
+                        if options.peaks
+                        else []
+                    )
+                    if exponent:
+                        spec, peaks = _unscaled(spec, peaks, exponent, source.name)
+                    found.append(peaks)
+                    if rows is not None:
+                        rows.write(spec)
+                    if png is not None and len(lines) < MAX_LINES:
+                        lines.append(spectrum_line(spec, options, xlim))
+                    del spec
+                    advance(1)
+            report["channels"] = [
+                {"channel": label, "peaks": [_peak_json(p, options.phase) for p in channel_peaks]}
+                for label, channel_peaks in zip(labels, found)
+            ]
+            if rows is not None:
+                rows.finish(report, options.fft)
+            if png is not None:
+                draw_spectrum(png, lines, found, report, options, xlim, n_channels=len(labels))
     return JobResult(SourceFacts.of(source), report=report)
 
 
@@ -219,30 +223,117 @@ def _unscaled(spec: Any, peaks: list[Any], exponent: int, name: str) -> tuple[An
     return dataclasses.replace(spec, X=X), peaks
 
 
-def _save_npy(path: str, spectra: list[Any], with_phase: bool, report: dict[str, Any], fft: str | None) -> None:
-    """Rows ``[freq_hz, amplitude(, phase)]`` per channel, float64, with the sidecar (filled channel by channel)."""
-    n_rows = 3 if with_phase else 2
-    data = np.empty((len(spectra), n_rows, spectra[0].n_bins), dtype=np.float64)
-    for c, spec in enumerate(spectra):
-        data[c, 0] = spec.freqs
-        data[c, 1] = spec.amplitude
-        if with_phase:
-            data[c, 2] = spec.phase
-    if data.shape[0] == 1:
-        data = data[0]
-    meta = {key: report[key] for key in ("path", "sr", "start_s", "n", "n_fft", "df", "nyquist", "window")}
-    meta.update(
-        kind="spectrum",
-        **provenance(fft),
-        shape=list(data.shape),
-        dtype="float64",
-        layout="(rows, n_bins)" if data.ndim == 2 else "(channels, rows, n_bins)",
-        rows=["freq_hz", "amplitude"] + (["phase_rad"] if with_phase else []),
-        amplitude="one-sided: |X[k]| * 2 / sum(w) (1 / sum(w) at DC and Nyquist); a sine of amplitude A reads A",
-        phase="angle of X[k] in radians (cosine phase relative to the segment start)",
-        freq_hz="k * sr / n_fft",
-    )
-    save_npy(path, data, meta)
+class _NpyRows:
+    """The ``--npy`` array, rows ``[freq_hz, amplitude(, phase)]`` float64, written channel by channel.
+
+    Shape ``(rows, n_bins)`` for one channel, else ``(channels, rows, n_bins)``
+    (C order, as ``np.save`` writes it): one channel's rows are in memory at a
+    time.  :meth:`finish` writes the sidecar.
+    """
+
+    def __init__(self, path: str, n_channels: int, with_phase: bool, n_fft: int):
+        self.path = path
+        self.with_phase = with_phase
+        n_rows, n_bins = 3 if with_phase else 2, n_fft // 2 + 1
+        self.shape = (n_rows, n_bins) if n_channels == 1 else (n_channels, n_rows, n_bins)
+        # NpyFrameWriter in time-major mode writes the reversed axes in C order: (n_bins, rows[, channels]) -> shape.
+        self._writer = NpyFrameWriter(path, self.shape[::-1], np.float64, time_major=True)
+
+    def __enter__(self) -> _NpyRows:
+        self._writer.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> bool:
+        return self._writer.__exit__(*exc_info)
+
+    def write(self, spec: Any) -> None:
+        """Append one channel's rows."""
+        rows = np.empty(self.shape[-2:], dtype=np.float64)
+        rows[0] = spec.freqs
+        rows[1] = spec.amplitude
+        if self.with_phase:
+            rows[2] = spec.phase
+        self._writer.write(rows.T if len(self.shape) == 2 else rows.T[:, :, None])
+
+    def finish(self, report: dict[str, Any], fft: str | None) -> None:
+        """Write the JSON sidecar (after the last channel)."""
+        meta = {key: report[key] for key in ("path", "sr", "start_s", "n", "n_fft", "df", "nyquist", "window")}
+        meta.update(
+            kind="spectrum",
+            **provenance(fft),
+            shape=list(self.shape),
+            dtype="float64",
+            layout="(rows, n_bins)" if len(self.shape) == 2 else "(channels, rows, n_bins)",
+            rows=["freq_hz", "amplitude"] + (["phase_rad"] if self.with_phase else []),
+            amplitude="one-sided: |X[k]| * 2 / sum(w) (1 / sum(w) at DC and Nyquist); a sine of amplitude A reads A",
+            phase="angle of X[k] in radians (cosine phase relative to the segment start)",
+            freq_hz="k * sr / n_fft",
+        )
+        write_sidecar(self.path, meta)
+
+
+def check_dft_size(n: int, n_fft: int, sr: float, name: str) -> None:
+    """Refuse a DFT longer than :data:`MAX_DFT_SAMPLES`: InputError for a long segment, ParameterError for ``--nfft``."""
+    if n_fft <= MAX_DFT_SAMPLES:
+        return
+    limit = f"{MAX_DFT_SAMPLES} samples per channel ({MAX_DFT_SAMPLES / sr:.4g} s at {sr:g} Hz)"
+    if n > MAX_DFT_SAMPLES:
+        raise InputError(
+            f"the segment has {n} samples per channel; the whole-segment DFT holds at most {limit} in memory: "
+            "choose a segment with --start/--dur, or use spectrogram for a long signal",
+            name,
+        )
+    raise ParameterError(f"--nfft: {n_fft} is beyond the longest DFT, {limit}: choose a smaller --nfft")
+
+
+def _read_group(source: Any, first: int, n: int, channels: range) -> np.ndarray:
+    """Channels ``channels`` of the segment in float64, shape (len(channels), n): one pass, block by block."""
+    out = np.empty((len(channels), n), dtype=np.float64)
+    filled = 0
+    block = max(_MIN_BLOCK, _BLOCK_BYTES // (8 * source.channels))
+    for data in source.blocks(block, dtype="float64", start=first, n_samples=n):
+        out[:, filled : filled + data.shape[1]] = data[channels.start : channels.stop]
+        filled += data.shape[1]
+    _check_filled(filled, n, source.name)
+    return out
+
+
+def _read_mix(source: Any, first: int, n: int) -> np.ndarray:
+    """The mean of the channels over the segment, float64 (the mean of each frame, as ``x.mean(axis=0)``)."""
+    out = np.empty(n, dtype=np.float64)
+    filled = 0
+    block = max(_MIN_BLOCK, _BLOCK_BYTES // (8 * source.channels))
+    for data in source.blocks(block, dtype="float64", start=first, n_samples=n):
+        out[filled : filled + data.shape[1]] = data.mean(axis=0, dtype=np.float64)
+        filled += data.shape[1]
+    _check_filled(filled, n, source.name)
+    return out
+
+
+def _check_filled(filled: int, n: int, name: str) -> None:
+    if filled < n:
+        raise InputError(f"ends after {filled} of the {n} samples per channel its header declares (truncated?)", name)
+
+
+def _channel_samples(source: Any, first: int, n: int, options: SpectrumOptions) -> Iterator[np.ndarray]:
+    """Each analysed channel's samples, float64 shape (n,): the mix, the one ``--channel``, or every channel.
+
+    Channels are read in groups of about :data:`_GROUP_SAMPLES` samples, one
+    pass over the segment per group (samples are exact in float64 for every
+    subtype), so memory does not grow with the channel count.
+    """
+    if options.mix:
+        yield _read_mix(source, first, n)
+        return
+    channels = range(options.channel, options.channel + 1) if options.channel is not None else range(source.channels)
+    group = max(1, _GROUP_SAMPLES // max(n, 1))
+    for start in range(channels.start, channels.stop, group):
+        if group == 1:  # a long channel: the caller holds its only reference, and frees it after the DFT
+            yield _read_group(source, first, n, range(start, start + 1))[0]
+            continue
+        samples = _read_group(source, first, n, range(start, min(start + group, channels.stop)))
+        yield from samples
+        del samples
 
 
 def _display_range(fmin: str | None, fmax: str | None, top: float) -> tuple[float, float] | None:
