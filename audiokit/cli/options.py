@@ -13,6 +13,7 @@ from ..io import is_stdio
 from ..pipelines.params import InputOptions
 from ..pipelines.progress import Reporter
 from . import console
+from .common import given_storage_options
 
 RAW_PANEL = "Raw PCM input (headerless files or stdin)"
 
@@ -44,9 +45,16 @@ Channel = Annotated[
 
 def inputs_from(params: Mapping[str, Any]) -> InputOptions:
     """The pipelines' :class:`InputOptions` from a command's raw-PCM and NaN parameters (``rate``, ``fmt``,
-    ``channels``, ``fix_nonfinite``)."""
+    ``channels``, ``fix_nonfinite``) and the run's ``--storage-option`` values (:mod:`.common`) over
+    ``AUDIOKIT_STORAGE_OPTIONS`` (ParameterError for a malformed one)."""
+    from ..io.remote import parse_storage_options, storage_options
+
     return InputOptions(
-        rate=params["rate"], format=params["fmt"], channels=params["channels"], fix_nonfinite=params["fix_nonfinite"]
+        rate=params["rate"],
+        format=params["fmt"],
+        channels=params["channels"],
+        fix_nonfinite=params["fix_nonfinite"],
+        storage_options=storage_options(parse_storage_options(given_storage_options())),
     )
 
 

@@ -434,9 +434,13 @@ def derived_output(input_path: str | os.PathLike, tag: str, suffix: str) -> Path
     Raises
     ------
     ParameterError
-        When the input is standard input (no folder to write beside).
+        When the input is standard input or a URL (no local folder to write beside).
     """
     if is_stdio(input_path):
         raise ParameterError("reading standard input: give an output path with -o (or -o - for stdout)")
+    from .remote import is_url
+
+    if is_url(input_path):
+        raise ParameterError("the input is a URL: give a local output path (-o PATH, or --npy/--png PATH where offered)")
     src = Path(input_path)
     return src.with_name(f"{src.stem}.{tag}{suffix}")

@@ -10,21 +10,24 @@ files never have to fit in memory.  Every problem becomes an
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal, cast
 
 import numpy as np
 import soundfile as sf
 
 from ..errors import InputError, ParameterError
+from ..held import signals_held
 from .flac import UNKNOWN_FRAMES, count_samples, with_total_samples
 from .raw import RawFormat
+from .remote import RemoteFile, display_url, is_url, open_url
 from .signal import Signal
 from .signature import SIGNATURE_BYTES, container_signature
 from .wavheader import WavHeader, scan_wav_header
@@ -53,7 +56,8 @@ class AudioSource:
     Attributes
     ----------
     name : str
-        The path as the user gave it (``"-"`` for standard input).
+        The path as the user gave it (``"-"`` for standard input; a URL without its credentials,
+        :func:`~audiokit.io.remote.display_url`).
     sr : int
         Sample rate in Hz.
     channels : int
@@ -76,8 +80,13 @@ class AudioSource:
         self.container = str(handle.format)
         self._nonfinite = nonfinite
         self._owned = owned
+        self._remote = next((obj for obj in owned if isinstance(obj, RemoteFile)), None)
         self._warned_full_scale = False
         self.offset = 0
+
+    def _io(self) -> contextlib.AbstractContextManager[None]:
+        """Around a libsndfile call: for a URL input, signals held and a failed ranged read raised afterwards."""
+        return _remote_call(self._remote)
 
     def segment(self, start: int, n_samples: int | None = None) -> AudioSource:
         """Restrict this source to ``n_samples`` samples from sample ``start`` (in place; returns ``self``).
@@ -211,7 +220,8 @@ class AudioSource:
         if remaining <= 0:  # nothing to read (start at or past the end): seeking there would fail
             return
         try:
-            self._sf.seek(self.offset + start)
+            with self._io():
+                self._sf.seek(self.offset + start)
         except (sf.LibsndfileError, RuntimeError, OSError) as exc:
             raise InputError(f"corrupt or truncated audio file (seek failed: {_libsndfile_reason(exc)})", self.name) from None
         step = block_size - overlap
@@ -233,7 +243,8 @@ class AudioSource:
     def _read(self, n: int, dtype: str, position: int) -> np.ndarray:
         narrow = dtype == "float32" and self.subtype == "DOUBLE"  # libsndfile would turn |x| > float32's max into Inf
         try:
-            interleaved = self._sf.read(n, dtype="float64" if narrow else dtype, always_2d=True)
+            with self._io():
+                interleaved = self._sf.read(n, dtype="float64" if narrow else dtype, always_2d=True)
         except (sf.LibsndfileError, RuntimeError) as exc:
             raise InputError(f"corrupt or truncated audio file (read failed: {_libsndfile_reason(exc)})", self.name) from exc
         if narrow:
@@ -290,12 +301,33 @@ def _spool(stream: BinaryIO, name: str, what: str) -> BinaryIO:
     return spool
 
 
-def _native(fh: BinaryIO) -> int:
+@contextlib.contextmanager
+def _remote_call(remote: RemoteFile | None) -> Iterator[None]:
+    """Around a libsndfile call on ``remote`` (None: a local input, nothing to do).
+
+    libsndfile reads a URL input through Python callbacks: Ctrl-C/SIGTERM are held for the call (an exception
+    raised inside a C callback would be printed and lost), and a ranged read that failed inside it is raised
+    after it (:meth:`RemoteFile.raise_failure`).
+    """
+    if remote is None:
+        yield
+        return
+    with signals_held():
+        yield
+    remote.raise_failure()
+
+
+def _native(fh: BinaryIO) -> int | RemoteFile:
     """The descriptor of an opened input, rewound: libsndfile then reads it with its own I/O.
 
     Giving libsndfile the descriptor instead of the Python file object means no Python callback runs inside
-    libsndfile, so a Ctrl-C or SIGTERM is raised between blocks, never swallowed inside a C callback.
+    libsndfile, so a Ctrl-C or SIGTERM is raised between blocks, never swallowed inside a C callback.  A URL input
+    (:class:`~audiokit.io.remote.RemoteFile`) has no descriptor: libsndfile gets the file object, rewound, and
+    every call on it goes through :func:`_remote_call`.
     """
+    if isinstance(fh, RemoteFile):
+        fh.seek(0)
+        return fh
     fd = fh.fileno()
     os.lseek(fd, 0, os.SEEK_SET)  # the descriptor itself: a buffered seek(0) may only move within its buffer
     return fd
@@ -323,6 +355,17 @@ def _open_path(path: str) -> BinaryIO:
         return _spool(fh, path, "it")
 
 
+def _head(fh: BinaryIO) -> bytes:
+    """The first :data:`SIGNATURE_BYTES` bytes of an opened input (its position is left at 0)."""
+    if isinstance(fh, RemoteFile):
+        fh.seek(0)
+        head = fh.read(SIGNATURE_BYTES) or b""
+        fh.raise_failure()
+        fh.seek(0)
+        return head
+    return os.pread(fh.fileno(), SIGNATURE_BYTES, 0)
+
+
 def _size(fh: BinaryIO) -> int:
     fh.seek(0, os.SEEK_END)
     size = fh.tell()
@@ -336,14 +379,17 @@ def open_audio(
     raw: RawFormat | None = None,
     nonfinite: NonFinitePolicy = "error",
     allow_empty: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> AudioSource:
     """Open and validate an audio input.
 
     Parameters
     ----------
     path : str or PathLike
-        A file, or ``"-"`` for standard input (spooled; every container
-        libsndfile reads is recognised from its first bytes).
+        A file, ``"-"`` for standard input (spooled; every container
+        libsndfile reads is recognised from its first bytes), or a URL
+        (``s3://bucket/a.flac``, ``https://host/a.wav``: read with ranged
+        requests through fsspec, :mod:`audiokit.io.remote`).
     raw : RawFormat, optional
         Interpret the bytes as headerless PCM with this rate, format and
         channel count instead of reading a header (refused for bytes that
@@ -353,6 +399,8 @@ def open_audio(
         them with 0.
     allow_empty : bool
         Accept a file with zero frames (only for commands that do not analyse).
+    storage_options : mapping, optional
+        fsspec storage options for a URL (credentials, endpoint ...; ignored for a local path).
 
     Returns
     -------
@@ -364,10 +412,15 @@ def open_audio(
         Missing path, directory, permission denied, empty file, not audio,
         zero/absurd channel count, sample rate outside [MIN_SR, MAX_SR], zero
         frames (unless ``allow_empty``), ``raw`` given for an input with a
-        header.
+        header; for a URL: no such object, access denied, no credentials,
+        server unreachable (:func:`~audiokit.io.remote.open_url`).
     """
     name = str(path)
-    fh = _spool_stdin() if name == "-" else _open_path(name)
+    if is_url(name):
+        fh = cast(BinaryIO, open_url(name, storage_options))  # a seekable binary file without a descriptor
+        name = display_url(name)
+    else:
+        fh = _spool_stdin() if name == "-" else _open_path(name)
     owned: list = [fh]
     try:
         return _open_validated(name, fh, raw, nonfinite, allow_empty, owned, spooled=_is_spool(fh))
@@ -386,7 +439,7 @@ def _open_validated(name, fh, raw, nonfinite, allow_empty, owned, *, spooled: bo
     size = _size(fh)
     if size == 0:
         raise InputError("empty file (0 bytes)" if name != "-" else "standard input is empty", name)
-    signature = container_signature(os.pread(fh.fileno(), SIGNATURE_BYTES, 0))
+    signature = container_signature(_head(fh))
     if raw is not None:
         if signature is not None:
             raise InputError(
@@ -395,7 +448,10 @@ def _open_validated(name, fh, raw, nonfinite, allow_empty, owned, *, spooled: bo
                 name,
             )
         return _open_raw(name, fh, size, raw, nonfinite, allow_empty, owned)
+    remote = fh if isinstance(fh, RemoteFile) else None
     header = scan_wav_header(fh, size)
+    if remote is not None:
+        remote.raise_failure()
     if header is not None:
         if header.channels == 0:
             raise InputError("header says 0 channels", name)
@@ -403,7 +459,8 @@ def _open_validated(name, fh, raw, nonfinite, allow_empty, owned, *, spooled: bo
             raise InputError(f"header says {header.channels} channels (more than {MAX_CHANNELS}); file is corrupt", name)
         _check_rate(header.sr, name)
     try:
-        handle = sf.SoundFile(_native(fh), "r", closefd=False)
+        with _remote_call(remote):
+            handle = sf.SoundFile(_native(fh), "r", closefd=False)
     except (sf.LibsndfileError, RuntimeError, TypeError) as exc:
         if name == "-" and signature is None:
             raise InputError(f"standard input is not {READABLE}; for raw PCM give --rate, --format and --channels", name) from exc
@@ -413,6 +470,14 @@ def _open_validated(name, fh, raw, nonfinite, allow_empty, owned, *, spooled: bo
         raise InputError(reason, name) from exc
     n_samples = int(handle.frames)
     if handle.format == "FLAC" and n_samples == UNKNOWN_FRAMES:
+        if remote is not None:  # counted by decoding it all anyway: patched in a local copy (see io.flac)
+            handle.close()
+            fh.seek(0)
+            fh = _spool(fh, name, "it")
+            remote.raise_failure()
+            owned.append(fh)
+            spooled = True
+            handle = sf.SoundFile(_native(fh), "r", closefd=False)
         handle, n_samples = _reopen_unknown_length(name, fh, handle, owned, spooled=spooled)
     if header is not None:
         n_samples = _wav_length(name, header, n_samples)

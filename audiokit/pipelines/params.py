@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
-from typing import cast
+from typing import Any, cast
 
 from ..errors import ParameterError
 from ..io import RawFormat, open_audio
@@ -151,6 +151,9 @@ class InputOptions:
     resample_to : int, optional
         Resample the input (after the segment) to this rate in Hz on read, as ``audiokit resample --to`` does
         (:class:`~audiokit.pipelines.resampled.ResampledSource`): ``audiokit batch --sr``.
+    storage_options : mapping
+        fsspec storage options for URL inputs (``--storage-option``, ``AUDIOKIT_STORAGE_OPTIONS``:
+        :func:`audiokit.io.remote.storage_options`); credentials, so kept out of ``repr`` and comparisons.
     """
 
     rate: str | None = None
@@ -160,6 +163,7 @@ class InputOptions:
     start: str | None = None
     duration: str | None = None
     resample_to: int | None = None
+    storage_options: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def raw_format(self) -> RawFormat | None:
         """The raw PCM description (None when ``format`` is absent).
@@ -186,7 +190,7 @@ class InputOptions:
         return RawFormat(sr=sr, format=self.format.lower(), channels=1 if self.channels is None else self.channels)
 
     def open(self, path: str, *, allow_empty: bool = False) -> AudioSource:
-        """Open ``path`` (or ``-``) with these options (restricted to the segment, if one is set; resampled)."""
+        """Open ``path`` (``-``, or a URL) with these options (restricted to the segment, if one is set; resampled)."""
         source = self._open(path, allow_empty)
         if self.resample_to is None:
             return source
@@ -196,7 +200,11 @@ class InputOptions:
 
     def _open(self, path: str, allow_empty: bool) -> AudioSource:
         source = open_audio(
-            path, raw=self.raw_format(), nonfinite="zero" if self.fix_nonfinite else "error", allow_empty=allow_empty
+            path,
+            raw=self.raw_format(),
+            nonfinite="zero" if self.fix_nonfinite else "error",
+            allow_empty=allow_empty,
+            storage_options=self.storage_options,
         )
         if self.start is None and self.duration is None:
             return source

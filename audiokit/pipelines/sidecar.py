@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import InputError
 from ..io import is_stdio
 from ..io.reader import MAX_SR, MIN_SR
+from ..io.remote import is_url
 
 __all__ = [
     "LAYOUTS",
@@ -199,7 +200,7 @@ def timefreq_sidecar(
     meta: dict[str, Any] = {
         **provenance(fft),
         "kind": kind,
-        "source": source.name if is_stdio(source.name) else str(Path(source.name).resolve()),
+        "source": source.name if is_stdio(source.name) or is_url(source.name) else str(Path(source.name).resolve()),
         "source_frames": source.n_samples,
         "source_subtype": source.subtype,
         "sr": source.sr,

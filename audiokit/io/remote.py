@@ -1,0 +1,341 @@
+"""Inputs in object storage and on web servers: ``s3://``, ``gs://``, ``http(s)://`` ... through fsspec.
+
+A URL input is opened with :func:`open_url` as a seekable binary file whose reads are ranged requests served
+through a block cache (:data:`BLOCK_BYTES` a block), so libsndfile seeking in a WAV or FLAC fetches the blocks
+it touches instead of the whole object.  fsspec and its implementations (s3fs, its HTTP filesystem on aiohttp,
+gcsfs ...) are imported only here and only when a URL is opened: without them a URL is a ParameterError naming
+``pip install 'audiokit[remote]'``.
+
+Storage options (credentials, endpoint, region ...) are fsspec's keyword arguments of the filesystem, as
+Hugging Face datasets' ``storage_options=`` are: ``--storage-option key=value`` on the command line
+(:func:`parse_storage_options`), over the JSON object in ``AUDIOKIT_STORAGE_OPTIONS``
+(:func:`storage_options`), over fsspec's own configuration (``FSSPEC_S3_*`` variables, ``~/.config/fsspec``)
+and the implementation's (``AWS_*`` variables, profiles).  Credentials never appear in a name, a message or a
+record: :func:`display_url` drops a URL's user info and the values of signing query parameters, and
+:func:`redact` removes the values of credential options (``key``, ``secret``, ``token`` ...) from a reason
+before it is shown; the options themselves are never written anywhere.
+
+Every failure is an :class:`~audiokit.errors.InputError` with a one-line reason (no such object or bucket,
+access denied, no credentials, server unreachable, a read that failed midway); a read failure inside libsndfile
+is kept by the :class:`RemoteFile` wrapper (libsndfile calls it from C, where an exception would be printed and
+lost) and raised by :meth:`RemoteFile.raise_failure` once the call returns.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ..errors import InputError, ParameterError
+
+__all__ = [
+    "BLOCK_BYTES",
+    "ENV_OPTIONS",
+    "EXTRA_HINT",
+    "RemoteFile",
+    "display_url",
+    "is_url",
+    "open_url",
+    "parse_storage_options",
+    "redact",
+    "remote_error",
+    "storage_options",
+]
+
+#: Bytes per ranged request (and per cached block) when reading a URL; ``--storage-option block_size=N`` changes it.
+BLOCK_BYTES = 1 << 18
+#: Blocks the cache keeps (LRU): 32 x 256 KiB = 8 MiB per open input.
+CACHED_BLOCKS = 32
+#: The environment variable holding default storage options, a JSON object (``--storage-option`` wins per key).
+ENV_OPTIONS = "AUDIOKIT_STORAGE_OPTIONS"
+#: What to install for URL inputs.
+EXTRA_HINT = "pip install 'audiokit[remote]'"
+#: Storage options that are options of the opened file, not of the filesystem.
+_OPEN_KEYS = frozenset({"block_size", "cache_type"})
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+#: Query parameters that carry a signature or a credential (presigned S3/GCS URLs, SAS tokens): values hidden.
+_SECRET_QUERY = re.compile(r"sig|signature|credential|token|secret|password|key|auth|sas|^se$|^sp$", re.IGNORECASE)
+
+
+def is_url(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a URL (``scheme://...``, e.g. ``s3://bucket/a.flac``) rather than a local path or ``-``."""
+    return isinstance(path, str) and _URL.match(path) is not None
+
+
+def display_url(url: str) -> str:
+    """``url`` as audiokit shows and records it: without user info, with the values of signing parameters hidden.
+
+    ``https://user:pw@host/a.wav?X-Amz-Signature=ab&v=2`` -> ``https://host/a.wav?X-Amz-Signature=***&v=2``.
+    """
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, "***" if _SECRET_QUERY.search(k) else v) for k, v in pairs], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+#: Storage-option keys whose values are credentials (s3fs ``key``/``secret``/``token``, gcsfs ``token``, adlfs
+#: ``account_key``/``sas_token``, HTTP ``client_kwargs.auth`` ...): hidden from every message.
+_SECRET_KEY = re.compile(r"key|secret|token|password|passwd|credential|auth|session|sig|sas|cert", re.IGNORECASE)
+
+
+def _secrets(options: Mapping[str, Any]) -> list[str]:
+    """The text of every credential in ``options`` (values under a :data:`_SECRET_KEY` key, nested ones too)."""
+    found: list[str] = []
+    stack: list[tuple[bool, Any]] = [(False, options)]
+    while stack:
+        secret, item = stack.pop()
+        if isinstance(item, Mapping):
+            stack.extend((secret or bool(_SECRET_KEY.search(str(k))), v) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((secret, v) for v in item)
+        elif secret and item is not None and len(str(item)) >= 3:
+            found.append(str(item))
+    return sorted(set(found), key=len, reverse=True)
+
+
+def redact(text: str, options: Mapping[str, Any], url: str | None = None) -> str:
+    """``text`` with every credential of ``options`` (and ``url``'s user info and signing values) replaced by ``***``."""
+    if url is not None and url != display_url(url):
+        text = text.replace(url, display_url(url))
+    userinfo = urlsplit(url).netloc.rpartition("@")[0] if url else ""
+    for secret in [*_secrets(options), *([userinfo] if len(userinfo) >= 3 else [])]:
+        text = text.replace(secret, "***")
+    return text
+
+
+def _decode(value: str) -> Any:
+    """A storage-option value: JSON when it is a JSON literal, number, object or array, else the text itself."""
+    try:
+        decoded = json.loads(value)
+    except ValueError:
+        return value
+    return decoded
+
+
+def parse_storage_options(items: Iterable[str]) -> dict[str, Any]:
+    """``["key=value", ...]`` -> the storage-option mapping fsspec takes.
+
+    A value that is JSON (``true``, ``3``, ``{"region_name": "eu-west-1"}``, ``"0123"``) is decoded, any other text
+    kept as written; a dotted key nests (``client_kwargs.region_name=eu-west-1`` is
+    ``{"client_kwargs": {"region_name": "eu-west-1"}}``).  A later key wins.
+
+    Raises
+    ------
+    ParameterError
+        An item without ``=`` or with an empty key (the message names the key, never the value).
+    """
+    options: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key or any(not part for part in key.split(".")):
+            shown = key or "(empty)"
+            raise ParameterError(f"--storage-option: expected KEY=VALUE, got key {shown!r} without '=' or a name")
+        *parents, leaf = key.split(".")
+        target = options
+        for part in parents:
+            child = target.get(part)
+            if not isinstance(child, dict):
+                child = target[part] = {}
+            target = child
+        target[leaf] = _decode(value)
+    return options
+
+
+def storage_options(given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The storage options of a run: ``AUDIOKIT_STORAGE_OPTIONS`` (a JSON object), then ``given`` over it per key.
+
+    Raises
+    ------
+    ParameterError
+        ``AUDIOKIT_STORAGE_OPTIONS`` is not a JSON object (the message does not repeat its text).
+    """
+    merged: dict[str, Any] = {}
+    text = os.environ.get(ENV_OPTIONS, "").strip()
+    if text:
+        try:
+            env = json.loads(text)
+        except ValueError:
+            env = None
+        if not isinstance(env, dict):
+            raise ParameterError(f"{ENV_OPTIONS} must hold a JSON object of storage options (as --storage-option gives)")
+        merged.update(env)
+    merged.update(given or {})
+    return merged
+
+
+class RemoteFile(io.RawIOBase):
+    """A read-only, seekable view of an fsspec file that keeps a read failure instead of raising it.
+
+    libsndfile reads a file object through C callbacks; an exception there would be printed and swallowed, the
+    read seen as an end of file.  Here :meth:`readinto` and :meth:`seek` record the first failure, report no
+    data, and :meth:`raise_failure` (called by the reader after every libsndfile call) raises it as an
+    :class:`~audiokit.errors.InputError` naming the URL.
+
+    Parameters
+    ----------
+    handle : fsspec file object
+        Opened for reading (``mode="rb"``) with a block cache.
+    name : str
+        The URL as shown (:func:`display_url`).
+    options : mapping
+        The storage options, for :func:`redact`.
+    """
+
+    def __init__(self, handle: Any, name: str, options: Mapping[str, Any]):
+        super().__init__()
+        self._handle = handle
+        self.name = name
+        self._options = options
+        self._failure: InputError | None = None
+        self.size = int(handle.size)
+
+    def readable(self) -> bool:  # noqa: D102 (io protocol)
+        return True
+
+    def seekable(self) -> bool:  # noqa: D102 (io protocol)
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        """Read into ``buffer``; on failure record it (see the class) and return 0."""
+        if self._failure is not None:
+            return 0
+        try:
+            data = self._handle.read(len(buffer))
+        except Exception as exc:  # noqa: BLE001 (any failure of the transport; kept, raised after the C call)
+            self._failure = remote_error(exc, self.name, self._options, reading=True)
+            return 0
+        n = len(data)
+        memoryview(buffer).cast("B")[:n] = data
+        return n
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """Move to ``offset`` (``whence`` as :meth:`io.IOBase.seek`); no request is made until the next read."""
+        try:
+            return int(self._handle.seek(offset, whence))
+        except Exception as exc:  # noqa: BLE001 (kept: see the class)
+            self._failure = self._failure or remote_error(exc, self.name, self._options, reading=True)
+            return int(self._handle.tell())
+
+    def tell(self) -> int:  # noqa: D102 (io protocol)
+        return int(self._handle.tell())
+
+    def raise_failure(self) -> None:
+        """Raise the failure a read or seek recorded (an :class:`~audiokit.errors.InputError`), if any."""
+        if self._failure is not None:
+            raise self._failure
+
+    def close(self) -> None:
+        """Close the fsspec file (its cache is dropped)."""
+        if not self.closed:
+            try:
+                self._handle.close()
+            finally:
+                super().close()
+
+
+def _missing_extra(exc: ImportError, url: str) -> ParameterError:
+    what = f" ({exc.name})" if exc.name else ""
+    return ParameterError(f"reading {urlsplit(url).scheme}:// URLs needs fsspec and its filesystems{what}: {EXTRA_HINT}")
+
+
+def _connection_failure(exc: BaseException) -> BaseException | None:
+    """The connection failure (refused, reset, timed out, DNS) in ``exc``'s cause chain, or None.
+
+    fsspec's HTTP filesystem reports an unreachable server as FileNotFoundError (from aiohttp's error), botocore
+    as EndpointConnectionError / ConnectTimeoutError: the chain is searched by type and by class name.
+    """
+    seen: set[int] = set()
+    item: BaseException | None = exc
+    while item is not None and id(item) not in seen:
+        seen.add(id(item))
+        name = type(item).__name__
+        if isinstance(item, (ConnectionError, TimeoutError)) or "Connect" in name or "Timeout" in name:
+            return item
+        item = item.__cause__ or item.__context__
+    return None
+
+
+def remote_error(exc: BaseException, name: str, options: Mapping[str, Any], *, reading: bool = False) -> InputError:
+    """The one-line :class:`~audiokit.errors.InputError` for a failure of the transport on URL ``name``."""
+    kind = type(exc).__name__
+    unreachable = _connection_failure(exc)
+    if unreachable is not None:
+        reason = f"cannot reach the server ({' '.join(str(unreachable).split()) or type(unreachable).__name__})"
+    elif isinstance(exc, FileNotFoundError):
+        reason = "no such object or bucket"
+    elif isinstance(exc, PermissionError) or kind in ("AccessDenied", "Forbidden", "ClientAuthorizationError"):
+        reason = "access denied (check the credentials and the bucket's policy)"
+    elif kind in ("NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError"):
+        reason = (
+            "no credentials found: give --storage-option key=... --storage-option secret=..., "
+            "or set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile (anonymous access: --storage-option anon=true)"
+        )
+    else:
+        detail = " ".join(str(exc).split()) or kind
+        if reading:
+            reason = f"read failed ({detail})"
+        else:
+            reason = f"cannot open ({detail})"
+    return InputError(redact(reason, options), name)
+
+
+def open_url(url: str, options: Mapping[str, Any] | None = None) -> RemoteFile:
+    """Open URL ``url`` for ranged reads through fsspec (``url_to_fs``, then the filesystem's ``open``).
+
+    Parameters
+    ----------
+    url : str
+        ``s3://bucket/key``, ``gs://...``, ``https://host/path`` ... (any protocol fsspec knows).
+    options : mapping, optional
+        Storage options (see the module docstring): the filesystem's keyword arguments, plus ``block_size``
+        (bytes per ranged request, default :data:`BLOCK_BYTES`) and ``cache_type`` (fsspec's, default
+        ``"blockcache"``: :data:`CACHED_BLOCKS` blocks kept).
+
+    Returns
+    -------
+    RemoteFile
+        Seekable, read-only; its ``name`` is :func:`display_url` of ``url`` and ``size`` the object's bytes.
+
+    Raises
+    ------
+    ParameterError
+        fsspec (or the protocol's implementation) is not installed; a storage option the filesystem refuses.
+    InputError
+        No such object or bucket, access denied, no credentials, server unreachable, a folder.
+    """
+    name = display_url(url)
+    given = dict(options or {})
+    try:
+        import fsspec
+    except ImportError as exc:
+        raise _missing_extra(exc, url) from None
+    file_kwargs = {"block_size": BLOCK_BYTES, "cache_type": "blockcache", "cache_options": {"maxblocks": CACHED_BLOCKS}}
+    file_kwargs.update({k: given.pop(k) for k in _OPEN_KEYS & given.keys()})
+    if file_kwargs["cache_type"] != "blockcache":
+        file_kwargs.pop("cache_options")
+    try:
+        fs, path = fsspec.core.url_to_fs(url, **given)
+    except ImportError as exc:
+        raise _missing_extra(exc, url) from None
+    except (TypeError, ValueError) as exc:  # the filesystem refused its keyword arguments
+        raise ParameterError(redact(f"--storage-option: {' '.join(str(exc).split())}", given, url)) from None
+    try:
+        handle = fs.open(path, mode="rb", **file_kwargs)
+    except (IsADirectoryError, ValueError):  # s3fs: ValueError for a bare bucket ("non key-like path")
+        raise InputError("is a bucket or a folder (a prefix), not an audio object", name) from None
+    except Exception as exc:  # noqa: BLE001 (every transport failure becomes one line)
+        raise remote_error(exc, name, given) from None
+    try:
+        return RemoteFile(handle, name, given)
+    except Exception as exc:  # noqa: BLE001 (the size is asked of the server)
+        handle.close()
+        raise remote_error(exc, name, given) from None
