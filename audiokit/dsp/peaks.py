@@ -322,13 +322,8 @@ def _lsq(y: np.ndarray, bins: np.ndarray, kappa: float, kernel: _Kernel, rhs: np
     return float(r @ r), complex(sol[0], sol[1])
 
 
-def _cost(delta: float, y: np.ndarray, bins: np.ndarray, k0: int, kernel: _Kernel, rhs: np.ndarray | None = None) -> float:
-    """Squared residual of the best tone at ``k0 + delta`` (the function :func:`_fit_kernel` minimises)."""
-    return _lsq(y, bins, k0 + delta, kernel, rhs)[0]
-
-
 def _grid_costs(deltas: np.ndarray, y: np.ndarray, bins: np.ndarray, k0: int, kernel: _Kernel) -> np.ndarray:
-    """:func:`_cost` at every offset of ``deltas`` (shape (G,)) in one vectorised evaluation, shape (G,)."""
+    """The squared residual of :func:`_lsq` at ``k0 + δ`` for every ``δ`` of ``deltas`` (shape (G,)), vectorised, shape (G,)."""
     kappa = (k0 + deltas)[:, None]
     wp, wm = kernel(np.stack([bins[None, :] - kappa, bins[None, :] + kappa]))  # one call
     s, d = wp + wm, wp - wm
@@ -349,25 +344,37 @@ def _fit_kernel(y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_g
     The offset ``δ = κ - k0`` is searched on ``[-half_width, half_width]``: a
     grid of ``n_grid`` points, a bounded Brent search around every local
     minimum of the grid, then one parabola through close points to remove
-    Brent's relative tolerance.
+    Brent's relative tolerance.  Each ``κ`` is solved once (:func:`_lsq` is a
+    function of ``κ`` alone here): the parabola's centre and the final ``a``
+    are points the search already evaluated.
     """
-    args = (y, bins, k0, kernel, np.concatenate([y.real, y.imag]))
+    rhs = np.concatenate([y.real, y.imag])
+    solved: dict[float, tuple[float, complex]] = {}
+
+    def lsq_at(kappa: float) -> tuple[float, complex]:
+        if kappa not in solved:
+            solved[kappa] = _lsq(y, bins, kappa, kernel, rhs)
+        return solved[kappa]
+
+    def cost(delta: float) -> float:
+        return lsq_at(k0 + delta)[0]
+
     grid = np.linspace(-half_width, half_width, n_grid)
-    costs = _grid_costs(grid, *args[:4])
+    costs = _grid_costs(grid, y, bins, k0, kernel)
     best_delta, best_cost = float(grid[int(np.argmin(costs))]), float(np.min(costs))
     beyond = np.concatenate([[np.inf], costs, [np.inf]])  # no neighbour past either end
     for i in np.flatnonzero((costs <= beyond[:-2]) & (costs <= beyond[2:])).tolist():  # the grid's local minima
         lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, n_grid - 1)]
-        x, fx = minimize_bounded(lambda delta: _cost(delta, *args), float(lo), float(hi), xatol=_BRENT_XATOL)
+        x, fx = minimize_bounded(cost, float(lo), float(hi), xatol=_BRENT_XATOL)
         if fx < best_cost:
             best_delta, best_cost = x, fx
     delta = best_delta
     h = _PARABOLA_STEP * (grid[1] - grid[0])
-    c0, cm, cp = _cost(delta, *args), _cost(delta - h, *args), _cost(delta + h, *args)
+    c0, cm, cp = cost(delta), cost(delta - h), cost(delta + h)
     curvature = cm - 2.0 * c0 + cp
     if curvature > 0:
         shifted = delta + 0.5 * h * (cm - cp) / curvature
-        if abs(shifted - delta) <= h and _cost(shifted, *args) <= c0:
+        if abs(shifted - delta) <= h and cost(shifted) <= c0:
             delta = shifted
     kappa = k0 + delta
     # At DC and Nyquist (multiples of n_fft/2) the two model terms merge and the
@@ -378,9 +385,9 @@ def _fit_kernel(y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_g
     if abs(kappa - edge) < _EDGE_SNAP:
         # Rounding of the kernel sums grows like N·eps.
         noise = (_KERNEL_ROUNDING * kernel.n * np.finfo(np.float64).eps) ** 2 * float(np.sum(np.abs(y) ** 2))
-        if _lsq(y, bins, edge, kernel)[0] <= _lsq(y, bins, kappa, kernel)[0] + noise:
+        if lsq_at(edge)[0] <= lsq_at(kappa)[0] + noise:
             kappa = edge
-    _, a = _lsq(y, bins, kappa, kernel)
+    _, a = lsq_at(kappa)
     return _Tone(kappa, a)
 
 
