@@ -270,6 +270,7 @@ def _builtin(name: str, summary: str, *, spec: bool, module: str | None = None, 
 BUILTIN: tuple[Entry, ...] = (
     _builtin("info", "Show format, duration and levels (peak, RMS, DC offset, clipped samples).", spec=True),
     _builtin("generate", "Generate a test signal and write it as WAV (to -o PATH, or stdout).", spec=False),
+    _builtin("loudness", "Loudness (EBU R128 / ITU-R BS.1770-4): integrated, momentary, short-term, LRA, true peak.", spec=True),
     _builtin(
         "spectrum", "One-sided DFT of the signal (or a segment): resolution, Nyquist and peaks.", spec=True, module="spectrum"
     ),

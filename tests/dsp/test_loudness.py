@@ -223,3 +223,19 @@ def test_maxima_are_over_windows_at_10_ms_steps(rng, block):
     assert r.momentary_max == pytest.approx(float(energy_to_lufs(np.array(naive_window_max(x, sr, 40)))), abs=1e-9)
     assert r.short_term_max == pytest.approx(float(energy_to_lufs(np.array(naive_window_max(x, sr, 300)))), abs=1e-9)
     assert r.momentary_max > r.momentary.max()  # the 100 ms series misses the burst's alignment
+
+
+def test_peak_positions():
+    sr = 48000
+    x = np.zeros((2, sr))
+    x[0, 12345] = -0.9  # a lone sample: its interpolated neighbours are smaller, the peak is the sample
+    t = np.arange(4000) / sr
+    x[1, 20000:24000] = 0.5 * np.sin(2 * np.pi * sr / 4 * t + np.pi / 4) * np.hanning(4000)  # peaks between samples
+    meter = LoudnessMeter(sr, 2)
+    for i in range(0, sr, 7000):
+        meter.push(x[:, i : i + 7000])
+    r = meter.result()
+    assert r.sample_peak_position[0] == 12345 and r.true_peak_position[0] == 12345.0
+    assert 21900 < r.true_peak_position[1] < 22100 and r.true_peak_position[1] % 1 == 0.5
+    assert r.true_peak[1] > r.sample_peak[1] * 1.3
+    assert LoudnessMeter(sr, 2, true_peak=False).result().true_peak is None

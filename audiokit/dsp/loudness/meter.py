@@ -80,8 +80,12 @@ class LoudnessResult:
         Its 10th and 95th percentiles (LUFS).
     sample_peak : np.ndarray, shape (n_channels,)
         Largest ``|x|`` per channel (linear).
+    sample_peak_position : np.ndarray of int64, shape (n_channels,)
+        The sample where it is (the first, if several).
     true_peak : np.ndarray or None, shape (n_channels,)
         Largest ``|x|`` of the oversampled signal per channel (linear); None when not measured.
+    true_peak_position : np.ndarray or None, shape (n_channels,)
+        Where it is, in samples (fractional: between samples; see :class:`TruePeakMeter`).
     oversampling : int
         The true-peak oversampling factor (1 when true peak was not measured).
     """
@@ -100,7 +104,9 @@ class LoudnessResult:
     lra_low: float | None
     lra_high: float | None
     sample_peak: np.ndarray
+    sample_peak_position: np.ndarray
     true_peak: np.ndarray | None
+    true_peak_position: np.ndarray | None
     oversampling: int
 
     @property
@@ -174,8 +180,8 @@ class LoudnessMeter:
         self._sums = _Growing(n_channels)  # closed sub-blocks: sums of squares per channel
         self._momentary_max = 0.0  # largest energy of a 400 ms / 3 s window at 10 ms steps
         self._short_term_max = 0.0
-        self._sample_peak = np.zeros(n_channels)
-        self._true_peak = TruePeakMeter(self.sr, n_channels) if true_peak else None
+        self._peaks = TruePeakMeter(self.sr, n_channels, factor=None if true_peak else 1)
+        self._with_true_peak = true_peak
 
     def boundary(self, k: int) -> int:
         """First sample of sub-block ``k``: ``b(k) = floor(k sr / 10 + 1/2)``."""
@@ -193,10 +199,7 @@ class LoudnessMeter:
         n = block.shape[1]
         if n == 0:
             return
-        if self._true_peak is not None:
-            self._true_peak.push(block)
-        else:
-            self._sample_peak = np.maximum(self._sample_peak, np.abs(block).max(axis=1))
+        self._peaks.push(block)
         y, self._zi = sosfilt(self._sos, block.astype(np.float64, copy=False), axis=-1, zi=self._zi)
         np.square(y, out=y)
         start, end = self._n_samples, self._n_samples + n
@@ -259,7 +262,7 @@ class LoudnessMeter:
         elif not math.isfinite(integrated):
             reason = "every block at or below the -70 LUFS absolute gate"
         lra = loudness_range(short)
-        tp = self._true_peak
+        tp = self._peaks
         return LoudnessResult(
             sr=self.sr,
             n_samples=self._n_samples,
@@ -274,7 +277,9 @@ class LoudnessMeter:
             lra=None if lra is None else lra[0],
             lra_low=None if lra is None else lra[1],
             lra_high=None if lra is None else lra[2],
-            sample_peak=(self._sample_peak if tp is None else tp.sample_peak).copy(),
-            true_peak=None if tp is None else tp.peak.copy(),
-            oversampling=1 if tp is None else tp.factor,
+            sample_peak=tp.sample_peak.copy(),
+            sample_peak_position=tp.sample_peak_position.copy(),
+            true_peak=tp.peak.copy() if self._with_true_peak else None,
+            true_peak_position=tp.peak_position.copy() if self._with_true_peak else None,
+            oversampling=tp.factor if self._with_true_peak else 1,
         )

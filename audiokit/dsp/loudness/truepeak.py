@@ -54,6 +54,8 @@ class TruePeakMeter:
     sr : float
         Sample rate in Hz (chooses :func:`oversampling_factor`).
     n_channels : int >= 1
+    factor : int, optional
+        The oversampling factor instead of the rate's (1: the sample peak alone).
 
     Attributes
     ----------
@@ -63,12 +65,19 @@ class TruePeakMeter:
         Largest ``|y|`` so far, linear (full scale 1.0); ``20 log10(peak)`` is dBTP.
     sample_peak : np.ndarray, shape (n_channels,)
         Largest ``|x|`` so far (the sample peak, linear).
+    peak_position, sample_peak_position : np.ndarray, shape (n_channels,)
+        Where they are, in samples from the first one pushed (float: an interpolated peak lies between samples;
+        the interpolator's delay of ``(TAPS - 1) / (2 L)`` samples taken off).  The first, if several are equal.
     """
 
-    def __init__(self, sr: float, n_channels: int):
-        self.factor = oversampling_factor(sr)
+    def __init__(self, sr: float, n_channels: int, *, factor: int | None = None):
+        self.factor = oversampling_factor(sr) if factor is None else int(factor)
         self.peak = np.zeros(n_channels, dtype=np.float64)
         self.sample_peak = np.zeros(n_channels, dtype=np.float64)
+        self.peak_position = np.zeros(n_channels, dtype=np.float64)
+        self.sample_peak_position = np.zeros(n_channels, dtype=np.int64)
+        self._pushed = 0
+        self._delay = (TAPS - 1) / (2 * self.factor)
         h = interpolation_filter(self.factor)
         phases = [h[p :: self.factor] for p in range(1, self.factor)]
         self._history_len = -(-TAPS // self.factor)  # taps of the longest phase
@@ -85,22 +94,33 @@ class TruePeakMeter:
         self._history = np.zeros((n_channels, self._history_len), dtype=np.float32)
 
     def push(self, block: np.ndarray) -> None:
-        """Add samples shaped ``(n_channels, n)`` (any float dtype; computed in float32)."""
+        """Add samples shaped ``(n_channels, n)`` (any float dtype; the interpolation is computed in float32)."""
         n = block.shape[1]
         if n == 0:
             return
-        self.sample_peak = np.maximum(self.sample_peak, np.abs(block).max(axis=1))
-        self.peak = np.maximum(self.peak, self.sample_peak)
-        if self.factor == 1:
-            return
-        ext = np.concatenate([self._history, block.astype(np.float32, copy=False)], axis=1)
-        for c in range(block.shape[0]):
-            self.peak[c] = max(self.peak[c], self._channel_peak(ext[c], n, float(self.peak[c])))
-        self._history = ext[:, -self._history_len :].copy()
+        magnitude = np.abs(block)
+        where = magnitude.argmax(axis=1)
+        largest = magnitude[np.arange(block.shape[0]), where]
+        louder = largest > self.sample_peak
+        self.sample_peak[louder] = largest[louder]
+        self.sample_peak_position[louder] = self._pushed + where[louder]
+        louder = self.sample_peak > self.peak  # phase 0 is the input itself
+        self.peak[louder] = self.sample_peak[louder]
+        self.peak_position[louder] = self.sample_peak_position[louder]
+        if self.factor > 1:
+            ext = np.concatenate([self._history, block.astype(np.float32, copy=False)], axis=1)
+            for c in range(block.shape[0]):
+                value, at = self._channel_peak(ext[c], n, float(self.peak[c]))
+                if value > self.peak[c]:
+                    self.peak[c] = value
+                    self.peak_position[c] = self._pushed + at - self._delay
+            self._history = ext[:, -self._history_len :].copy()
+        self._pushed += n
 
-    def _channel_peak(self, ext: np.ndarray, n: int, peak: float) -> float:
-        """The largest interpolated ``|y|`` of one channel's outputs ``0..n-1`` (``ext``: history then block) that
-        can exceed ``peak``; ``peak`` itself when none can."""
+    def _channel_peak(self, ext: np.ndarray, n: int, peak: float) -> tuple[float, float]:
+        """The largest interpolated ``|y|`` of one channel's outputs ``0..n-1`` (``ext``: history then block) if it
+        exceeds ``peak``, and where it is (in input samples from the block's start, before the delay); else
+        ``(peak, 0)``."""
         chunk = self._chunk
         n_chunks = -(-n // chunk)
         padded = np.zeros((n_chunks + 1) * chunk, dtype=np.float32)
@@ -108,29 +128,30 @@ class TruePeakMeter:
         chunk_max = np.abs(padded).reshape(-1, chunk).max(axis=1)
         reach = np.maximum(chunk_max[:-1], chunk_max[1:]) * self._bound  # |y| bound of each chunk's outputs
         order = np.argsort(reach)[::-1][:_FIRST]
-        peak = max(peak, self._evaluate(padded, order[reach[order] > peak], n))
-        rest = np.flatnonzero(reach > peak)
-        return max(peak, self._evaluate(padded, rest, n))
+        best = max((peak, 0.0), self._evaluate(padded, order[reach[order] > peak], n))
+        rest = np.flatnonzero(reach > best[0])
+        return max(best, self._evaluate(padded, rest, n))
 
-    def _evaluate(self, padded: np.ndarray, chunks: np.ndarray, n: int) -> float:
-        """Largest ``|y|`` over the outputs of ``chunks`` (indices) that lie before output ``n``."""
+    def _evaluate(self, padded: np.ndarray, chunks: np.ndarray, n: int) -> tuple[float, float]:
+        """Largest ``|y|`` over the outputs of ``chunks`` (indices) that lie before output ``n``, and its position."""
         chunk = self._chunk
         chunks = np.sort(chunks)
-        last = int(chunks[-1]) if chunks.size else -1
-        if chunks.size and (last + 1) * chunk > n:  # the last chunk runs past the block: outputs from n on are not formed
+        if chunks.size and (int(chunks[-1]) + 1) * chunk > n:  # the block's last chunk: outputs from n on are not formed
+            last = int(chunks[-1])
             valid = n - last * chunk
-            tail = padded[last * chunk : last * chunk + valid + self._history_len]
-            head = self._evaluate(padded, chunks[:-1], n)
-            return max(head, self._direct(tail, valid))
+            window = padded[last * chunk : last * chunk + valid + self._history_len]
+            band = self._band.reshape(self._band.shape[0], self._n_phases, chunk)[: valid + self._history_len, :, :valid]
+            tail = np.abs(np.einsum("i,ipj->pj", window, band))
+            q, j = (int(v) for v in np.unravel_index(int(tail.argmax()), tail.shape))
+            found = (float(tail[q, j]), last * chunk + j + (q + 1) / self.factor)
+            return max(self._evaluate(padded, chunks[:-1], n), found)
         if chunks.size == 0:
-            return 0.0
+            return (0.0, 0.0)
         windows = padded[(chunks * chunk)[:, None] + np.arange(chunk + self._history_len)]
         out = np.empty((chunks.size, self._band.shape[1]), dtype=np.float32)
-        for i in range(0, chunks.size, ROWS):
-            np.matmul(windows[i : i + ROWS], self._band, out=out[i : i + ROWS])
-        return float(max(out.max(), -out.min()))
-
-    def _direct(self, window: np.ndarray, valid: int) -> float:
-        """Largest ``|y|`` of the first ``valid`` outputs of one chunk whose inputs are ``window`` (length ``valid + H``)."""
-        band = self._band.reshape(self._band.shape[0], self._n_phases, self._chunk)[: valid + self._history_len, :, :valid]
-        return float(np.abs(np.einsum("i,ipj->pj", window, band)).max())
+        for first in range(0, chunks.size, ROWS):
+            np.matmul(windows[first : first + ROWS], self._band, out=out[first : first + ROWS])
+        np.abs(out, out=out)
+        row, column = (int(v) for v in np.unravel_index(int(out.argmax()), out.shape))
+        q, j = divmod(column, chunk)
+        return (float(out[row, column]), int(chunks[row]) * chunk + j + (q + 1) / self.factor)

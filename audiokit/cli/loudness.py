@@ -1,0 +1,159 @@
+"""``audiokit loudness``: EBU R128 / ITU-R BS.1770-4 loudness, LRA and true peak (the job: :mod:`audiokit.pipelines.loudness`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ..errors import InputError, ParameterError
+from ..io.npy import sidecar_path
+from ..pipelines.loudness import LoudnessOptions, check_options, loudness_file
+from . import console
+from .options import FixNonFinite, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter
+from .stft_options import Size
+
+OUT_PANEL = "Output"
+
+
+def options_from(params: Mapping[str, Any]) -> LoudnessOptions:
+    """The pipeline options from the parameter values of :func:`loudness_command` (also ``audiokit batch loudness``)."""
+    return LoudnessOptions(target=params["target"], true_peak=params["true_peak"], size=params["size"])
+
+
+def _text(value: float | None, unit: str, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f} {unit}"
+
+
+def _print_table(report: dict) -> None:
+    head = (
+        f"{report['path']}: {report['sr']} Hz, {report['channels']} ch ({' '.join(report['layout'])}), "
+        f"{report['duration_s']:.6g} s"
+    )
+    peak = "true peak" if report["true_peak_oversampling"] else "sample peak"
+    rows = [
+        ["integrated", _text(report["integrated_lufs"], "LUFS"), f"gate {_text(report['relative_gate_lufs'], 'LUFS')}"],
+        ["momentary max", _text(report["momentary_max_lufs"], "LUFS"), "400 ms"],
+        ["short-term max", _text(report["short_term_max_lufs"], "LUFS"), "3 s"],
+        [
+            "loudness range",
+            _text(report["loudness_range_lu"], "LU"),
+            f"{_text(report['lra_low_lufs'], 'LUFS')} .. {_text(report['lra_high_lufs'], 'LUFS')}",
+        ],
+        [
+            "true peak",
+            _text(report["true_peak_dbtp"], "dBTP"),
+            f"{report['true_peak_oversampling']}x" if report["true_peak_oversampling"] else "off",
+        ],
+        ["sample peak", _text(report["sample_peak_dbfs"], "dBFS"), ""],
+    ]
+    if "target_lufs" in report:
+        rows.append(
+            [
+                f"gain to {report['target_lufs']:g} LUFS",
+                _text(report["gain_db"], "dB"),
+                f"{peak} after: {_text(report['peak_after_gain_db'], 'dB')}",
+            ]
+        )
+    rows += [[reason_of, "", reason] for reason_of, reason in report["undefined"].items()]
+    console.print_table(head, ["field", "value", "note"], rows)
+
+
+def _print_report(report: dict, json_out: bool, json_lines: bool) -> None:
+    if json_lines:
+        print(json.dumps(report))
+    elif json_out:
+        print(json.dumps(report, indent=2))
+    else:
+        _print_table(report)
+
+
+def loudness_command(
+    files: Annotated[list[str], typer.Argument(help="Audio files (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object per file on stdout (indented) instead of a table.")
+    ] = False,
+    json_lines: Annotated[
+        bool, typer.Option("--jsonl", help="Print one JSON object per file, one per line (JSON Lines).")
+    ] = False,
+    target: Annotated[
+        Optional[str],
+        typer.Option(
+            "--target", help="Target loudness in LUFS (-23 EBU R128, -16 podcasts, -14 streaming): report the gain to reach it."
+        ),
+    ] = None,
+    true_peak: Annotated[
+        bool,
+        typer.Option(
+            "--true-peak/--no-true-peak", help="Measure the true peak (4x oversampling below 96 kHz), or the sample peak only."
+        ),
+    ] = True,
+    npy: Annotated[
+        Optional[str],
+        typer.Option(
+            "--series",
+            help="Write the momentary and short-term loudness every 100 ms: PATH.npy (rows, steps) + sidecar, or PATH.csv.",
+            rich_help_panel=OUT_PANEL,
+        ),
+    ] = None,
+    output: Annotated[
+        Optional[str],
+        typer.Option("-o", "--output", help="PNG of the loudness against time (- for stdout).", rich_help_panel=OUT_PANEL),
+    ] = None,
+    size: Size = "1200x500",
+    rate: RawRate = None,
+    fmt: RawFormatOpt = None,
+    channels: RawChannels = None,
+    fix_nonfinite: FixNonFinite = False,
+) -> int:
+    """Loudness (EBU R128 / ITU-R BS.1770-4): integrated, momentary, short-term, LRA, true peak.
+
+    K-weighting designed for the file's own rate, channel weights from its
+    layout (LFE left out, surrounds +1.5 dB), gates at -70 LUFS and -10 LU,
+    loudness range by EBU Tech 3342, true peak by 4x oversampling (2x from 96
+    kHz).  Files stream in blocks: hours of audio in little memory.  A value
+    that does not exist (silence, a file shorter than 400 ms or 3 s) is "-" in
+    the table and null in JSON, its reason under "undefined".
+
+    --json prints one object per file whatever the number of files (as info
+    does); --jsonl one per line.  --series and -o take one file.
+
+    Example:
+
+        audiokit loudness podcast.wav --target -16
+
+        audiokit loudness podcast.wav --target -16 -o podcast.loudness.png --series podcast.loudness.csv
+
+        audiokit loudness *.wav --jsonl | jq -r '[.path, .integrated_lufs, .true_peak_dbtp] | @tsv'
+    """
+    params = dict(locals())
+    if json_out and json_lines:
+        raise ParameterError("--json and --jsonl exclude each other (--json indents each object, --jsonl puts one per line)")
+    if (npy is not None or output is not None) and len(files) > 1:
+        raise ParameterError(f"--series and -o take one input file ({len(files)} given); use 'audiokit batch loudness --png'")
+    if (json_out or json_lines) and output == "-":
+        raise ParameterError("--json and -o - both write to stdout; choose one")
+    refuse_terminal(output, "PNG")
+    options = options_from(params)
+    check_options(options)
+    inputs = inputs_from(params)
+    failed = None
+    for path in files:
+        try:
+            job = loudness_file(path, options, png=output, series=npy, inputs=inputs, reporter=reporter())
+        except InputError as exc:
+            if len(files) == 1:
+                raise
+            console.error(str(exc))
+            failed = exc
+            continue
+        written = [p for p in (output, npy) if p not in (None, "-")]
+        written += [str(sidecar_path(npy))] if npy is not None and npy.lower().endswith(".npy") else []
+        if output == "-":  # stdout holds the PNG bytes only
+            print_paths(written, to_stderr=True)
+            continue
+        _print_report(job.report or {}, json_out, json_lines)
+        print_paths(written, to_stderr=json_out or json_lines)
+    return failed.exit_code if failed else 0
