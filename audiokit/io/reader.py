@@ -312,8 +312,12 @@ def _remote_call(remote: RemoteFile | None) -> Iterator[None]:
     if remote is None:
         yield
         return
-    with signals_held():
-        yield
+    try:
+        with signals_held():
+            yield
+    except Exception:  # libsndfile's verdict on the bytes it got: the transport's failure, if any, is the cause
+        remote.raise_failure()
+        raise
     remote.raise_failure()
 
 

@@ -208,12 +208,20 @@ class RemoteFile(io.RawIOBase):
         """Read into ``buffer``; on failure record it (see the class) and return 0."""
         if self._failure is not None:
             return 0
+        position = self.tell()
+        expected = max(0, min(len(buffer), self.size - position))
         try:
             data = self._handle.read(len(buffer))
         except Exception as exc:  # noqa: BLE001 (any failure of the transport; kept, raised after the C call)
             self._failure = remote_error(exc, self.name, self._options, reading=True)
             return 0
         n = len(data)
+        if n < expected:  # a body cut short (the connection closed early): not an end of file
+            self._failure = InputError(
+                f"read failed (the server sent {n} of {expected} bytes at offset {position} of {self.size}; connection cut?)",
+                self.name,
+            )
+            return 0
         memoryview(buffer).cast("B")[:n] = data
         return n
 

@@ -199,6 +199,10 @@ class _RangeHandler(http.server.BaseHTTPRequestHandler):
         self.server.log.add(Request(self.command, self.path, text, status, length if body else 0))  # before any byte
         self.end_headers()
         sent = 0
+        cut = self.server.cut_after
+        if cut is not None and body and self.server.log.bytes_sent() > cut:  # the network "cut": half a body, closed
+            length = length // 2
+            self.close_connection = True
         if body:
             with open(path, "rb") as fh:
                 fh.seek(first)
@@ -217,6 +221,7 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
     root: Path
     log: RequestLog
+    cut_after: int | None = None
 
 
 class RangeHTTPServer:
@@ -231,6 +236,11 @@ class RangeHTTPServer:
         self._thread.start()
         host, port = self._httpd.server_address[:2]
         self.url = f"http://{host!s}:{port}"
+
+    def cut_after(self, n_bytes: int | None) -> None:
+        """Once more than ``n_bytes`` body bytes were served in all, send half of each body and close the connection
+        (a network cut mid-read, as the client sees it: a short body); None: serve whole bodies again."""
+        self._httpd.cut_after = n_bytes
 
     def stop(self) -> None:
         self._httpd.shutdown()
