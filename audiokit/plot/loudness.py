@@ -74,7 +74,7 @@ def draw_loudness(png: str, picture: LoudnessPicture, *, size: str = "1200x500")
     minutes = picture.duration_s > 600
     scale = 60.0 if minutes else 1.0
     fig = _figure((width, height))
-    ax = fig.add_subplot(1, 1, 1)
+    peaks_ax, ax = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [1, 4]})
     tops: list[float] = []
     for values, first, label, style in (
         (picture.momentary, 4, "momentary (400 ms)", {"linewidth": 0.6, "color": "tab:blue", "alpha": 0.55}),
@@ -102,31 +102,11 @@ def draw_loudness(png: str, picture: LoudnessPicture, *, size: str = "1200x500")
     top = (max(tops) if tops else -20.0) + 3.0
     ax.set_ylim(top - SPAN_DB, top)
     ax.set_xlim(0, max(picture.duration_s, 0.1) / scale)
-    transform = ax.get_xaxis_transform()  # x in data, y in axes fraction
-    for channel, (time_s, level) in enumerate(picture.true_peaks):
-        ax.plot(
-            [time_s / scale],
-            [0.97],
-            marker="v",
-            color="tab:purple",
-            markersize=7,
-            transform=transform,
-            label=f"peaks ({picture.peak_kind})" if channel == 0 else None,
-            clip_on=False,
-        )
-        ax.annotate(
-            f"ch {channel} {level:.1f}",
-            (time_s / scale, 0.97),
-            xycoords=transform,
-            textcoords="offset points",
-            xytext=(5, -10 - 10 * channel),
-            fontsize=7,
-            color="tab:purple",
-        )
+    _draw_peaks(peaks_ax, picture, scale)
     ax.set_xlabel("time (min)" if minutes else "time (s)")
     ax.set_ylabel("loudness (LUFS)")
     integrated = "-" if picture.integrated is None else f"{picture.integrated:.1f}"
-    ax.set_title(
+    peaks_ax.set_title(
         f"{title_name(picture.path)}: integrated {integrated} LUFS, {picture.sr} Hz, {picture.channels} ch "
         "(EBU R128 / ITU-R BS.1770-4)",
         fontsize=10,
@@ -134,3 +114,20 @@ def draw_loudness(png: str, picture: LoudnessPicture, *, size: str = "1200x500")
     ax.grid(True, linewidth=0.3, alpha=0.6)
     ax.legend(loc="lower right", fontsize=8)
     write_bytes_atomic(png, png_bytes(fig))
+
+
+def _draw_peaks(ax, picture: LoudnessPicture, scale: float) -> None:
+    """The top panel: each channel's peak (a marker at its time and level) and the 0 / -1 dB lines."""
+    levels = [level for _, level in picture.true_peaks]
+    low = min(levels + [-1.0]) - 3.0
+    high = max(levels + [0.0]) + 1.5
+    ax.axhline(0.0, color="tab:red", linewidth=0.8, linestyle="-")
+    ax.axhline(-1.0, color="tab:red", linewidth=0.8, linestyle=":")
+    for channel, (time_s, level) in enumerate(picture.true_peaks):
+        ax.plot([time_s / scale], [level], marker="v", linestyle="none", markersize=6, label=f"ch {channel} {level:.1f}")
+    ax.set_ylim(low, high)
+    ax.set_ylabel(f"peak ({picture.peak_kind})", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(True, linewidth=0.3, alpha=0.6)
+    if picture.true_peaks:
+        ax.legend(loc="lower right", fontsize=7, ncol=min(len(picture.true_peaks), 8))
