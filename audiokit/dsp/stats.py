@@ -135,9 +135,11 @@ def window_max_floor(magnitude: np.ndarray, width: int) -> tuple[float, int]:
     q = width // g
     u = (width + g - 2) // g + 1
     k = -(-windows // g)  # chunks holding a window start
-    padded = np.zeros((k + u) * g, magnitude.dtype)
-    padded[:n] = magnitude
-    chunk_max = padded.reshape(-1, g).max(axis=1)
+    chunk_max = np.zeros(k + u, magnitude.dtype)  # chunks past the end read 0 (magnitudes are >= 0)
+    whole = n // g
+    chunk_max[:whole] = magnitude[: whole * g].reshape(whole, g).max(axis=1)
+    if n > whole * g:
+        chunk_max[whole] = magnitude[whole * g :].max()
     upper = _sliding_max(chunk_max[: k + u - 1], u)[:k]
     lower = _sliding_max(chunk_max[1 : k + q - 1], q - 1)[:k]
     bound = upper.min()
@@ -194,6 +196,21 @@ class LevelStats:
         return max(-self.min_level, self.max_level)
 
 
+class _Buffers:
+    """Work arrays reused from block to block (a fresh 512 KiB array per step and block costs a page fault per
+    4 KiB: a third of the CPU time of an hour of audio went to the kernel)."""
+
+    def __init__(self) -> None:
+        self._arrays: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, shape: tuple[int, ...], dtype: type | np.dtype) -> np.ndarray:
+        """An array of ``shape`` and ``dtype`` (its contents undefined), the same one while they stay the same."""
+        held = self._arrays.get(name)
+        if held is None or held.shape != shape or held.dtype != dtype:
+            held = self._arrays[name] = np.empty(shape, dtype)
+        return held
+
+
 class _Extreme:
     """Running minimum (or maximum, ``largest=True``) of each row, with its count and the sum of squared run lengths (SoX's ``min_runs``).
 
@@ -242,54 +259,126 @@ class _Extreme:
 class _RunningMeanSquare:
     """SoX's one-pole mean square ``a[i] = m·a[i-1] + (1 - m)·x[i]²`` per row, and its extremes from sample ``skip``.
 
-    Computed in segments of ``B <= T·sr`` samples (numpy only: importing ``scipy.signal`` for ``lfilter`` costs
-    more than the whole hour of 16 kHz audio).  Within a segment that starts from the state ``P``,
-    ``a[t] = m**t·(m·P + Σ_{i<=t} (1 - m)·m**-i·x_i²)``; the states chain as ``P_{j+1} = m**B·P_j + f_j``, in
-    closed form ``P_j = m**(B·j)·(P_0 + Σ_{i<j} m**-(B·(i+1))·f_i)`` over at most 256 segments at a time.  Every
-    term is positive (no cancellation; ``m**-i <= e``), so the result equals the sequential loop to ~1e-13.
-    """
+    Numpy only (importing ``scipy.signal`` for ``lfilter`` costs more than an hour of 16 kHz audio), in segments
+    of ``G <= T·sr`` samples:
 
-    _GROUP = 256  # segments chained in closed form at once: m**-(B·256) <= e**256, far from overflow
+    * the value at each segment's end, ``P_{j+1} = m**G·P_j + Σ_i (1 - m)·m**(G-1-i)·x_i²`` (a product with a
+      weight vector), chained in closed form ``P_j = m**(G·j)·(P_0 + Σ_{i<j} m**-(G·(i+1))·f_i)`` over as many segments at a
+      time as keep ``m**-(G·j) <= e**256``;
+    * inside segment ``j``, ``m**G·P_j <= a[t] <= m·P_j + (1 - m)·Σ x²`` (every term is positive), so only the
+      segments whose bounds pass the extremes of the segment ends are evaluated sample by sample,
+      ``a[t] = m**t·(m·P_j + Σ_{i<=t} (1 - m)·m**-i·x_i²)`` (all of them when more than a quarter qualify).
+
+    No term cancels (``m**-i <= e`` within a segment), so the extremes equal the sequential loop's to ~1e-13.
+    """
 
     def __init__(self, rows: int, mult: float, skip: int, segment: int):
         self.mult, self.skip, self.segment = mult, skip, segment
+        # segments chained in closed form at once: m**-(G·group) <= e**256, far from overflow
+        self.group = max(1, int(256 / (segment * -math.log(mult))))
+        # the long segments of a steady level, evaluated sample by sample: a multiple of G, at most T·sr (m**-i <= e)
+        self.long = segment * max(1, min(512, int(-1 / math.log(mult))) // segment)
         steps = np.arange(segment, dtype=np.float64)
-        self.grow = (1.0 - mult) * mult**-steps  # (1 - m)·m**-i
-        self.decay = mult**steps  # m**t
+        # columns: (1 - m)·m**(G-1-i), the weights of a segment's own end value, and 1 (its sum of squares)
+        self.weights = np.stack([(1.0 - mult) * mult ** (segment - 1 - steps), np.ones(segment)], axis=1)
         self.state = np.zeros(rows)
         self.high = np.full(rows, -np.inf)
         self.low = np.full(rows, np.inf)
         self.seen = 0
+        self._buffers = _Buffers()
+        self._powers: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _chain(self, ends: np.ndarray) -> np.ndarray:
+        """``P`` shaped ``(rows, k + 1)`` from the state and each segment's own end value ``f`` ``(rows, k)``."""
+        rows, k = ends.shape
+        g = self.segment
+        chained = np.empty((rows, k + 1))
+        chained[:, 0] = self.state
+        for first in range(0, k, self.group):
+            last = min(first + self.group, k)
+            j = np.arange(1, last - first + 1, dtype=np.float64)
+            sums = np.cumsum(ends[:, first:last] * self.mult ** (-g * j), axis=1)
+            chained[:, first + 1 : last + 1] = self.mult ** (g * j) * (chained[:, first : first + 1] + sums)
+        return chained
+
+    def _factors(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(1 - m)·m**-i`` and ``m**i`` for ``i < t`` (kept for the segment lengths in use)."""
+        held = self._powers.get(t)
+        if held is None:
+            steps = np.arange(t, dtype=np.float64)
+            held = self._powers[t] = ((1.0 - self.mult) * self.mult**-steps, self.mult**steps)
+        return held
+
+    def _inside(self, squares: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """``a[t]`` of segments ``(c, t)`` of squares (``t <= T·sr``), each from its start value ``starts`` ``(c,)``."""
+        grow, decay = self._factors(squares.shape[1])
+        values = squares * grow
+        np.cumsum(values, axis=1, out=values)
+        values += (self.mult * starts)[:, None]
+        values *= decay
+        return values
+
+    def _every(self, row: int, squares: np.ndarray, chained: np.ndarray, first: int) -> None:
+        """The extremes of ``a[t]`` over one row's samples ``first … k·G - 1`` (``k`` segments), in long segments."""
+        g, long = self.segment, self.long
+        k = chained.shape[0] - 1
+        start = first // g  # the segment holding the first sample that counts
+        skip = first - start * g
+        per = long // g
+        whole = (k - start) // per
+        if whole:
+            at = np.arange(whole) * per + start
+            values = self._inside(squares[start * g : (start + whole * per) * g].reshape(whole, long), chained[at])
+            self._extremes(row, values[0, skip:])
+            self._extremes(row, values[1:])
+            skip = 0
+        done = start + whole * per
+        if done < k:
+            values = self._inside(squares[done * g : k * g].reshape(1, -1), chained[done : done + 1])
+            self._extremes(row, values[0, skip:])
+
+    def _extremes(self, row: int, values: np.ndarray) -> None:
+        if values.size:
+            self.high[row] = max(self.high[row], float(values.max()))
+            self.low[row] = min(self.low[row], float(values.min()))
 
     def update(self, x: np.ndarray, exponent: np.ndarray | None = None) -> None:
         """Add the samples of a block ``(rows, n)``, scaled by ``2**-exponent`` per row if given (exact)."""
         rows, n = x.shape
-        b = self.segment
-        k = -(-n // b)
-        work = np.zeros((rows, k * b)) if n % b else np.empty((rows, n))
-        head = work[:, :n]
+        g = self.segment
         scaled = x if exponent is None else np.ldexp(x, -exponent[:, None])
-        np.multiply(scaled, scaled, out=head)
-        segments = work.reshape(rows, k, b)
-        segments *= self.grow
-        np.cumsum(segments, axis=2, out=segments)
-        starts = np.empty((rows, k))
-        tail = segments[:, :, -1] * self.decay[-1]  # f_j: segment j's contribution at its end from a zero state
-        state = self.state
-        for first in range(0, k, self._GROUP):
-            last = min(first + self._GROUP, k)
-            j = np.arange(last - first, dtype=np.float64)
-            weights = self.mult ** (-b * (j + 1))
-            chained = np.cumsum(tail[:, first:last] * weights, axis=1)
-            starts[:, first:last] = self.mult ** (b * j) * (state[:, None] + chained - (tail[:, first:last] * weights))
-            state = starts[:, last - 1] * self.mult**b + tail[:, last - 1]
-        segments += (self.mult * starts)[:, :, None]
-        segments *= self.decay
-        self.state = head[:, -1].copy()
-        first = max(self.skip - self.seen, 0)
-        if first < n:
-            np.maximum(self.high, head[:, first:].max(axis=1), out=self.high)
-            np.minimum(self.low, head[:, first:].min(axis=1), out=self.low)
+        squares = np.multiply(scaled, scaled, out=self._buffers.get("squares", x.shape, np.float64))
+        k = n // g
+        segments = squares[:, : k * g].reshape(rows, k, g)
+        products = segments @ self.weights  # (rows, k, 2): one matrix product for both
+        chained = self._chain(products[:, :, 0])
+        first = max(self.skip - self.seen, 0)  # the first sample of this block that counts
+        counted = -(-first // g)  # the first segment whose samples all count
+        upper = self.mult * chained[:, :k] + (1.0 - self.mult) * products[:, :, 1]
+        lower = self.mult**g * chained[:, :k]
+        for row in range(rows):
+            ends = chained[row, counted + 1 : k + 1]
+            self._extremes(row, ends)
+            high, low = self.high[row], self.low[row]
+            maybe = (upper[row] > high * (1 - 1e-12)) | (lower[row] < low * (1 + 1e-12))
+            maybe[: max(counted - 1, 0)] = False  # no sample of these counts
+            if np.count_nonzero(maybe) > k // 8 + 1:  # a steady level: every sample, in long segments
+                self._every(row, squares[row], chained[row], min(first, k * g))
+                continue
+            if counted > 0 and counted - 1 < k:
+                maybe[counted - 1] = True  # the segment holding the first sample that counts
+            picked = np.flatnonzero(maybe)
+            values = self._inside(segments[row, picked], chained[row, picked])
+            index = picked[:, None] * g + np.arange(g)  # the samples' places in the block
+            self._extremes(row, values[index >= first])
+        rest = squares[:, k * g :]
+        if rest.shape[1]:
+            values = self._inside(rest, chained[:, k])
+            for row in range(rows):
+                self._extremes(row, values[row, max(first - k * g, 0) :])
+            self.state = values[:, -1].copy()
+        else:
+            self.state = chained[:, k].copy()
         self.seen += n
 
     def rescale(self, shift: np.ndarray) -> None:
@@ -301,23 +390,30 @@ class _RunningMeanSquare:
 class _NoiseFloor:
     """ffmpeg's noise floor per row: the smallest window maximum of ``|x|`` over windows of ``width`` samples."""
 
-    def __init__(self, rows: int, width: int):
-        self.width = width
-        self.tail = np.zeros((rows, 0))
+    def __init__(self, rows: int, width: int, dtype: type):
+        self.width, self.dtype = width, dtype
+        self.tail: np.ndarray = np.zeros((rows, 0), dtype)
         self.floor = np.full(rows, np.inf)
         self.count = np.zeros(rows, dtype=np.int64)
+        self._buffers = _Buffers()
 
-    def update(self, magnitude: np.ndarray) -> None:
-        """Add ``|x|`` of a block ``(rows, n)``."""
-        joined = np.concatenate((self.tail, magnitude), axis=1)
+    def update(self, x: np.ndarray) -> np.ndarray:
+        """Add a block ``(rows, n)``; its ``|x|`` (in ``dtype``: a view valid until the next call)."""
+        rows, n = x.shape
+        held = self.tail.shape[1]
+        joined = self._buffers.get("joined", (rows, held + n), self.dtype)
+        joined[:, :held] = self.tail
+        magnitude = joined[:, held:]
+        np.abs(x, out=magnitude)
         if joined.shape[1] >= self.width:
-            for row in range(joined.shape[0]):
+            for row in range(rows):
                 floor, count = window_max_floor(joined[row], self.width)
                 if floor < self.floor[row]:
                     self.floor[row], self.count[row] = floor, count
                 elif floor == self.floor[row]:
                     self.count[row] += count
-        self.tail = joined[:, max(joined.shape[1] - (self.width - 1), 0) :]
+        self.tail = joined[:, max(joined.shape[1] - (self.width - 1), 0) :].copy()
+        return magnitude
 
 
 def _pooled_rms(rms: np.ndarray) -> float:
@@ -340,22 +436,36 @@ class StatsMeter:
         SoX's ``-w`` (seconds), 0.05 by default.
     pcm : bool
         The samples are PCM codes (``x·2**31`` integers): their 32-bit codes need no rounding.
+    exact32 : bool
+        Every sample is a float32 value (PCM of up to 24 bits, FLOAT data): magnitudes (noise floor, zero
+        crossings, smallest nonzero value) are then taken in float32, exactly, at half the memory traffic.
     subnormal_below : float
         Nonzero ``|x|`` below this count as subnormal: ``2**-126`` for float32 data (the default), ``2**-1022``
         for float64; 0 for PCM (nothing counts).
     """
 
-    def __init__(self, channels: int, sr: int, *, window_s: float = SOX_WINDOW_S, pcm: bool = False, subnormal_below=2.0**-126):
-        self.channels, self.sr, self.window_s, self.pcm = channels, sr, window_s, pcm
+    def __init__(
+        self,
+        channels: int,
+        sr: int,
+        *,
+        window_s: float = SOX_WINDOW_S,
+        pcm: bool = False,
+        exact32: bool = False,
+        subnormal_below: float = 2.0**-126,
+    ):
+        self.channels, self.sr, self.window_s, self.pcm, self.exact32 = channels, sr, window_s, pcm, exact32
         self.subnormal_below = subnormal_below
         self.count = 0
         tc = window_s * sr
         self.settle = int(5 * tc + 0.5)
         self._sums = ScaledSums(channels)
         self._low, self._high = _Extreme(channels), _Extreme(channels, largest=True)
-        self._ms = _RunningMeanSquare(channels, math.exp(-1 / window_s / sr), self.settle, max(1, min(1024, int(tc))))
+        segment = 1 << (min(16, max(1, int(tc))).bit_length() - 1)  # a power of two <= T·sr, at most 16
+        self._ms = _RunningMeanSquare(channels, math.exp(-1 / window_s / sr), self.settle, segment)
         self._ms_exponent = np.zeros(channels, dtype=np.int64)
-        self._floor = _NoiseFloor(channels, max(int(tc + 0.5), 1))
+        self._floor = _NoiseFloor(channels, max(int(tc + 0.5), 1), np.float32 if exact32 else np.float64)
+        self._buffers = _Buffers()
         self.mask = np.zeros(channels, dtype=np.int64)
         self.crossings = np.zeros(channels, dtype=np.int64)
         self._last_sign = np.zeros(channels, dtype=bool)  # sign bit of the last nonzero sample
@@ -382,9 +492,13 @@ class StatsMeter:
         self._low.update(x, lowest)
         self._high.update(x, highest)
         self._mean_square(x, peak)
-        magnitude = np.abs(x)
-        self._floor.update(magnitude)
-        codes = sox_codes(x, exact=self.pcm)
+        magnitude = self._floor.update(x)
+        if self.pcm:  # x·2**31 are integers: the codes without rounding, in reused arrays
+            scaled = np.multiply(x, _CODE_SCALE, out=self._buffers.get("scaled", x.shape, np.float64))
+            codes = self._buffers.get("codes", x.shape, np.int32)
+            np.copyto(codes, scaled, casting="unsafe")
+        else:
+            codes = sox_codes(x)
         self.mask |= np.bitwise_or.reduce(codes, axis=1).astype(np.int64) & 0xFFFFFFFF
         for row in range(self.channels):
             self._row_signs(x[row], magnitude[row], row)
@@ -400,19 +514,36 @@ class StatsMeter:
 
     def _row_signs(self, row: np.ndarray, magnitude: np.ndarray, index: int) -> None:
         """Zero crossings, the smallest nonzero ``|x|`` and subnormals of one row of a block."""
+        negative = np.signbit(row)
         smallest = float(magnitude.min())
         if smallest > 0:  # no zero sample: the signs of the row itself
-            nonzero = row
+            first, last = bool(negative[0]), bool(negative[-1])
+            crossings = np.count_nonzero(negative[1:] != negative[:-1])
         else:
-            nonzero = row[magnitude > 0]
-            if nonzero.size == 0:
-                return
-            smallest = float(np.min(magnitude, where=magnitude > 0, initial=np.inf))
-        negative = np.signbit(nonzero)
-        self.crossings[index] += np.count_nonzero(negative[1:] != negative[:-1])
-        if self._any_nonzero[index] and negative[0] != self._last_sign[index]:
+            present = magnitude > 0
+            where = np.flatnonzero(present[1:] != present[:-1]) + 1  # where runs of zeros start and end
+            if not present[0]:
+                where = np.concatenate(([0], where))
+            if not present[-1]:
+                where = np.concatenate((where, [row.size]))
+            if where.size == 2 and where[0] == 0 and where[1] == row.size:
+                return  # all zero
+            # adjacent nonzero samples of different signs, then each run of zeros between two nonzero samples
+            changed = negative[1:] != negative[:-1]
+            changed &= present[1:]
+            changed &= present[:-1]
+            crossings = np.count_nonzero(changed)
+            starts, ends = where[0::2], where[1::2]  # zero runs [start, end)
+            inner = (starts > 0) & (ends < row.size)
+            crossings += np.count_nonzero(negative[starts[inner] - 1] != negative[ends[inner]])
+            first_at = 0 if present[0] else int(ends[0])
+            last_at = row.size - 1 if present[-1] else int(starts[-1]) - 1
+            first, last = bool(negative[first_at]), bool(negative[last_at])
+            smallest = float(magnitude[present].min())
+        self.crossings[index] += crossings
+        if self._any_nonzero[index] and first != self._last_sign[index]:
             self.crossings[index] += 1
-        self._last_sign[index], self._any_nonzero[index] = negative[-1], True
+        self._last_sign[index], self._any_nonzero[index] = last, True
         self.min_nonzero[index] = min(self.min_nonzero[index], smallest)
         if smallest < self.subnormal_below:
             self.subnormal[index] += np.count_nonzero((magnitude > 0) & (magnitude < self.subnormal_below))
@@ -447,7 +578,7 @@ class StatsMeter:
         runs = self._low.total_runs()[rows] + self._high.total_runs()[rows]
         mask = int(np.bitwise_or.reduce(self.mask[rows]))
         crossings = int(self.crossings[rows].sum())
-        floors = self._floor.floor[rows]
+        floors = self._floor.floor[rows].astype(np.float64)
         nonzero = float(self.min_nonzero[rows].min())
         several = overall and len(rows) > 1
         return LevelStats(

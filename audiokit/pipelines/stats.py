@@ -14,6 +14,7 @@ from ..dsp.levels import dbfs
 from ..dsp.stats import LevelStats, StatsMeter
 from ..errors import ParameterError
 from ..io.reader import BLOCK_SAMPLES, AudioSource
+from ..io.subtypes import source_bits
 from ..units import parse_duration
 from .params import InputOptions, finite_or_none, option_error
 from .progress import SILENT, Reporter
@@ -90,9 +91,14 @@ def level_fields(level: LevelStats) -> dict[str, Any]:
 def measure_stats(source: AudioSource, options: StatsOptions = StatsOptions(), reporter: Reporter = SILENT) -> dict[str, Any]:
     """Measure one opened source: the JSON object of ``audiokit stats --json``."""
     window_s = options.window_s(source.sr)
-    pcm = not source.is_float
+    bits = source_bits(source.subtype)
     meter = StatsMeter(
-        source.channels, source.sr, window_s=window_s, pcm=pcm, subnormal_below=_SUBNORMAL_BELOW.get(source.subtype, 0.0)
+        source.channels,
+        source.sr,
+        window_s=window_s,
+        pcm=not source.is_float,
+        exact32=source.subtype == "FLOAT" or (bits is not None and bits <= 24),
+        subnormal_below=_SUBNORMAL_BELOW.get(source.subtype, 0.0),
     )
     block = max(1024, BLOCK_SAMPLES // max(1, source.channels // 4))  # ≤ 4 × 64 Ki samples per block
     with reporter.progress(f"stats {source.name}", source.n_samples) as advance:

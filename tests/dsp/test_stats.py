@@ -50,14 +50,35 @@ def _naive_runs(x: np.ndarray, value: float) -> tuple[int, float]:
 
 
 @pytest.mark.parametrize("block", [1, 7, 1000, 4096, 100_000])
-def test_running_mean_square_is_soxs_loop(block: int) -> None:
+@pytest.mark.parametrize("kind", ["ramp", "noise", "sine", "pauses"])
+def test_running_mean_square_is_soxs_loop(block: int, kind: str) -> None:
+    """Every path: segments picked by their bounds (noise), all of them (a steady sine), silence in between."""
     rng = np.random.default_rng(1)
-    x = rng.standard_normal(9000) * np.linspace(0.01, 1, 9000)
+    n = 9000 if kind == "ramp" or block == 1 else 120_000
+    t = np.arange(n) / 8000
+    x = {
+        "ramp": rng.standard_normal(n) * np.linspace(0.01, 1, n),
+        "noise": rng.standard_normal(n),
+        "sine": np.sin(2 * np.pi * 997.3 * t),
+        "pauses": rng.standard_normal(n) * (t % 2 < 1.3),
+    }[kind]
     high, low = _naive_mean_square(x, 8000)
-    meter = _meter(x, block=block, sr=8000)
-    level = meter.overall()
+    level = _meter(x, block=block, sr=8000).overall()
     assert level.rms_peak == pytest.approx(math.sqrt(high), rel=1e-12)
-    assert level.rms_trough == pytest.approx(math.sqrt(low), rel=1e-12)
+    assert level.rms_trough == pytest.approx(math.sqrt(low), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("window_s, sr", [(0.01, 800), (0.01, 100), (10.0, 100)])
+def test_running_mean_square_at_extreme_windows(window_s: float, sr: int) -> None:
+    x = np.random.default_rng(3).standard_normal(3000) * np.repeat([1.0, 0.1, 2.0], 1000)
+    high, low = _naive_mean_square(x, sr, window_s)
+    level = _meter(x, block=777, sr=sr, window_s=window_s).overall()
+    settle = int(5 * window_s * sr + 0.5)
+    if x.size <= settle:
+        assert level.rms_peak == level.rms_trough == pytest.approx(level.rms)
+    else:
+        assert level.rms_peak == pytest.approx(math.sqrt(high), rel=1e-12)
+        assert level.rms_trough == pytest.approx(math.sqrt(low), rel=1e-12)
 
 
 @pytest.mark.parametrize("block", [1, 3, 64, 5000])
@@ -113,6 +134,16 @@ def test_zero_crossings_skip_zeros(block: int) -> None:
     assert level.zero_crossings == 3
     assert level.zero_crossing_rate == 3 / x.size
     assert level.dynamic_range_db == pytest.approx(20 * math.log10(2 * 0.5 / 0.1))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_zero_crossings_and_smallest_value_for_any_blocks(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.choice([-1.0, -0.25, 0.0, 0.0, 0.0, 0.5, 2.0], size=int(rng.integers(1, 400)))
+    nonzero = x[x != 0]
+    meter = _meter(x, block=int(rng.integers(1, 60)))
+    assert meter.crossings[0] == np.count_nonzero(np.signbit(nonzero[1:]) != np.signbit(nonzero[:-1]))
+    assert meter.min_nonzero[0] == (np.abs(nonzero).min() if nonzero.size else np.inf)
 
 
 def test_bit_depth_examples() -> None:
