@@ -20,12 +20,13 @@ from ..dsp.silence import PeakFrameLevel, SilenceTracker, Span, complement
 from ..errors import InputError, ParameterError
 from ..io import WavWriter, check_output_path, is_stdio
 from ..io.atomic import write_text_atomic
-from ..io.reader import BLOCK_SAMPLES, AudioSource
+from ..io.reader import AudioSource
 from ..io.subtypes import resolve_subtype
 from ..units import parse_duration
 from .params import InputOptions, duration_samples, option_error
 from .progress import SILENT, Reporter
 from .registry import JobResult, JobSpec, SourceFacts, no_outputs
+from .stats import stream_block
 
 __all__ = ["SILENCE_SPEC", "SilenceOptions", "detect_silence", "manifest_lines", "trim_file", "write_manifest"]
 
@@ -105,7 +106,7 @@ def _spans(spans: list[Span], sr: int) -> list[dict[str, Any]]:
 def _reference_db(source: AudioSource, frame: int) -> float:
     """The loudest frame's level (the first pass of a relative threshold)."""
     peak = PeakFrameLevel(frame)
-    for block in source.blocks(BLOCK_SAMPLES, dtype="float64"):
+    for block in source.blocks(stream_block(source.channels), dtype="float64"):
         peak.update(block)
     return peak.level_db
 
@@ -123,7 +124,7 @@ def measure_silence(
         min_silence=n["min_silence"], min_speech=n["min_speech"], hangover=n["hangover"],
     )  # fmt: skip
     with reporter.progress(f"silence {source.name}", source.n_samples) as advance:
-        for block in source.blocks(BLOCK_SAMPLES, dtype="float64"):
+        for block in source.blocks(stream_block(source.channels), dtype="float64"):
             tracker.update(block)
             advance(block.shape[1])
     silences = tracker.finish()
@@ -185,7 +186,7 @@ def trim_file(path: str, output: str, report: Mapping[str, Any], *, inputs: Inpu
         check_output_path(output, [path])
         subtype = resolve_subtype(None, source.subtype, target=output)
         with WavWriter(output, sr=source.sr, channels=source.channels, subtype=subtype, expected_samples=end - start) as out:
-            for block in source.blocks(BLOCK_SAMPLES, dtype="float64", start=start, n_samples=end - start):
+            for block in source.blocks(stream_block(source.channels), dtype="float64", start=start, n_samples=end - start):
                 out.write(block)
     return {"output": output, "start_sample": start, "end_sample": end}
 

@@ -20,7 +20,7 @@ from .params import InputOptions, finite_or_none, option_error
 from .progress import SILENT, Reporter
 from .registry import JobResult, JobSpec, SourceFacts, no_outputs
 
-__all__ = ["STATS_SPEC", "StatsOptions", "measure_stats", "stats", "level_fields"]
+__all__ = ["STATS_SPEC", "StatsOptions", "level_fields", "measure_stats", "stats", "stream_block"]
 
 #: SoX's accepted range of ``stats -w`` (seconds).
 WINDOW_RANGE_S = (0.01, 10.0)
@@ -57,6 +57,13 @@ class StatsOptions:
         if not WINDOW_RANGE_S[0] <= seconds <= WINDOW_RANGE_S[1]:
             raise ParameterError(f"--window: {self.window!r} is {seconds:.6g} s at {sr} Hz, outside SoX's range 10ms..10s")
         return seconds
+
+
+def stream_block(channels: int) -> int:
+    """Samples per channel in a block of the streaming measures (``stats``, ``silence``):
+    :data:`~audiokit.io.reader.BLOCK_SAMPLES` up to 4 channels, ``max(1024, BLOCK_SAMPLES·4 // channels)`` beyond, so
+    that a float64 block stays within 2 MiB (8 MiB from 1 024 channels on)."""
+    return max(1024, BLOCK_SAMPLES * 4 // max(channels, 4))
 
 
 def _db(value: float | None) -> float | None:
@@ -100,9 +107,8 @@ def measure_stats(source: AudioSource, options: StatsOptions = StatsOptions(), r
         exact32=source.subtype == "FLOAT" or (bits is not None and bits <= 24),
         subnormal_below=_SUBNORMAL_BELOW.get(source.subtype, 0.0),
     )
-    block = max(1024, BLOCK_SAMPLES // max(1, source.channels // 4))  # ≤ 4 × 64 Ki samples per block
     with reporter.progress(f"stats {source.name}", source.n_samples) as advance:
-        for samples in source.blocks(block, dtype="float64"):
+        for samples in source.blocks(stream_block(source.channels), dtype="float64"):
             meter.update(samples)
             advance(samples.shape[1])
     return {
