@@ -97,6 +97,8 @@ def silence_command(
         raise ParameterError(f"--trim writes one file: give one input (got {len(files)})")
     if trim and (json_out or json_lines) and output == "-":
         raise ParameterError("--trim -o - writes the WAV on stdout: it cannot carry --json too")
+    if manifest is not None and "-" in files:
+        raise ParameterError("-m/--manifest: standard input has no path a manifest could name; give a file")
     inputs = inputs_from(params)
     options = options_from(params)
     if trim:

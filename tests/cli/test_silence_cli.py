@@ -96,6 +96,11 @@ def test_bad_options_are_usage_errors(cli, talk, args, word):
     assert code == 2 and out == "" and word in err
 
 
+def test_manifest_of_stdin_is_refused_before_reading(cli):
+    code, out, err = cli("silence", "-", "-m", "x.jsonl")
+    assert code == 2 and out == "" and "standard input" in err
+
+
 def test_batch_silence_appends_reports_to_results(cli, talk, tmp_path):
     code, _, err = cli("batch", "silence", talk, "--out", tmp_path / "o", "-j", "1", "--threshold", "-40dB")
     assert code == 0, err
