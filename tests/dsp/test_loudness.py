@@ -239,3 +239,34 @@ def test_peak_positions():
     assert 21900 < r.true_peak_position[1] < 22100 and r.true_peak_position[1] % 1 == 0.5
     assert r.true_peak[1] > r.sample_peak[1] * 1.3
     assert LoudnessMeter(sr, 2, true_peak=False).result().true_peak is None
+
+
+def test_biquad_kernel_is_scipy_sosfilt_bit_for_bit(rng, monkeypatch):
+    from audiokit.dsp.loudness import biquads
+
+    sos = k_weighting_sos(44100)
+    x = rng.normal(size=(3, 5000))
+    state = np.zeros((3, 2, 2))
+    first = biquads.sos_filter(sos, x[:, :1234], state)
+    second = biquads.sos_filter(sos, x[:, 1234:], state)
+    expected = signal.sosfilt(sos, x, axis=-1)
+    assert np.array_equal(np.concatenate([first, second], axis=1), expected)
+    assert biquads._kernel() is not biquads._public_kernel  # the compiled kernel was found in this scipy
+    public_state = np.zeros((3, 2, 2))
+    monkeypatch.setattr(biquads, "_kernel", lambda: biquads._public_kernel)  # another scipy: the public function
+    again = np.concatenate(
+        [biquads.sos_filter(sos, x[:, :1234], public_state), biquads.sos_filter(sos, x[:, 1234:], public_state)], axis=1
+    )
+    assert np.array_equal(again, expected) and np.array_equal(public_state, state)
+
+
+@pytest.mark.slow
+def test_measuring_does_not_import_scipy_signal():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np; from audiokit.dsp.loudness import LoudnessMeter; m = LoudnessMeter(48000, 2); "
+        "m.push(np.ones((2, 48000)) * 0.1); m.result(); print('scipy.signal' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

@@ -3,7 +3,8 @@ r"""The streaming EBU R128 / ITU-R BS.1770-4 meter: push blocks, read integrated
 Model
 -----
 Each channel is K-weighted (:func:`~audiokit.dsp.loudness.kweighting.k_weighting_sos`, the filter state carried
-from block to block), squared and summed over **100 ms sub-blocks**: sub-block ``k`` holds samples
+from block to block by :func:`~audiokit.dsp.loudness.biquads.sos_filter`), squared and summed over **100 ms
+sub-blocks**: sub-block ``k`` holds samples
 ``[b(k), b(k+1))`` with ``b(k) = floor(k sr / 10 + 1/2)`` (exactly 100 ms on average at any rate).  From them:
 
 * **momentary** loudness: 400 ms windows (4 sub-blocks) every 100 ms, the first ending at 0.4 s;
@@ -33,8 +34,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.signal import sosfilt
 
+from .biquads import sos_filter
 from .channels import channel_weights
 from .gating import energy_to_lufs, gated_integral, loudness_range
 from .kweighting import k_weighting_sos
@@ -171,7 +172,7 @@ class LoudnessMeter:
         if self.weights.shape != (n_channels,):
             raise ValueError(f"weights must have shape ({n_channels},), not {self.weights.shape}")
         self._sos = k_weighting_sos(self.sr)
-        self._zi = np.zeros((self._sos.shape[0], n_channels, 2))
+        self._zi = np.zeros((n_channels, self._sos.shape[0], 2))
         self._n_samples = 0
         self._tick = 0  # index of the open 10 ms tick
         self._open = np.zeros(n_channels)  # its sum of squares so far, per channel
@@ -200,7 +201,7 @@ class LoudnessMeter:
         if n == 0:
             return
         self._peaks.push(block)
-        y, self._zi = sosfilt(self._sos, block.astype(np.float64, copy=False), axis=-1, zi=self._zi)
+        y = sos_filter(self._sos, block, self._zi)
         np.square(y, out=y)
         start, end = self._n_samples, self._n_samples + n
         bounds = self._tick_bounds(self._tick + 1, (end * 100) // self.sr + 1)

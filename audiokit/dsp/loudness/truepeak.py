@@ -127,7 +127,7 @@ class TruePeakMeter:
         padded[: ext.size] = ext
         chunk_max = np.abs(padded).reshape(-1, chunk).max(axis=1)
         reach = np.maximum(chunk_max[:-1], chunk_max[1:]) * self._bound  # |y| bound of each chunk's outputs
-        order = np.argsort(reach)[::-1][:_FIRST]
+        order = np.argpartition(reach, -_FIRST)[-_FIRST:] if reach.size > _FIRST else np.arange(reach.size)
         best = max((peak, 0.0), self._evaluate(padded, order[reach[order] > peak], n))
         rest = np.flatnonzero(reach > best[0])
         return max(best, self._evaluate(padded, rest, n))
