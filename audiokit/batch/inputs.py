@@ -15,6 +15,11 @@ Input forms (``audiokit batch COMMAND INPUTS...``):
   U+2028 (a leading BOM is dropped, and ``\r`` at the end of every line of a
   CRLF list); invalid UTF-8 or a NUL is a usage error naming the line;
 * ``-``: the same, read from standard input;
+* a URL (``s3://bucket/a.flac``, ``https://host/x.wav``): an object, read
+  remotely; a URL naming a prefix (``s3://bucket/corpus/``) is listed
+  recursively as a folder is walked (``--glob``, the audio extensions, hidden
+  names skipped); a list or manifest line may be a URL too (taken as an
+  object: no request is made to expand it);
 * ``--manifest in.jsonl``: one JSON object per line,
   ``{"id": ..., "path": ..., "start": seconds, "duration": seconds}``
   (``start``/``duration`` optional): segments of long recordings, named by
@@ -34,7 +39,10 @@ path read from a list, stdin or a segment manifest fails on its own.
 Relative paths are relative to the current folder.  The id of a file is its
 path relative to the layout root without the extension (``a/b/utt``); the
 root is ``--root`` or the common folder of the folders given and of the
-files' parents.  Two inputs with the same id (``utt.wav`` and ``utt.flac``)
+files' parents.  URL inputs get theirs the same way, from the key below the
+common prefix of the prefixes given and of the objects' "folders"
+(``s3://b/corpus/spk1/utt.flac`` listed from ``s3://b/corpus/`` is
+``spk1/utt``), or below ``--root`` when it is a URL.  Two inputs with the same id (``utt.wav`` and ``utt.flac``)
 would write the same outputs: the second is marked with a problem and fails.
 """
 
@@ -46,11 +54,13 @@ import os
 import stat
 import sys
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ..errors import InputError, ParameterError
+from ..io.remote import is_url, list_prefix
 from ..validate import is_real
 
 __all__ = [
@@ -102,7 +112,7 @@ class InputItem:
     id : str
         Names the outputs, relative to the output folder (POSIX, no suffix).
     path : str
-        Absolute path of the audio file.
+        Absolute path of the audio file, or its URL.
     start, duration : float, optional
         Segment in seconds (``--manifest``); None for the whole file.
     problem : str, optional
@@ -259,11 +269,41 @@ def _seconds(value: object, key: str, where: str) -> float | None:
     return float(value)
 
 
+def _url_parent(url: str) -> str:
+    """The "folder" of an object URL: ``s3://b/corpus/a.flac`` -> ``s3://b/corpus``."""
+    return url.rstrip("/").rpartition("/")[0]
+
+
+def _url_ids(urls: Sequence[str], bases: Sequence[str], root: str | None) -> list[str]:
+    """The ids of object ``urls`` relative to ``root`` (a URL) or the common prefix of ``bases`` (see the module
+    docstring; ParameterError for an object outside ``--root``)."""
+    top = root.rstrip("/") if root is not None and is_url(root) else None
+    if top is None:
+        scheme = bases[0].partition("://")[0]
+        parts = [base.partition("://")[2].rstrip("/").split("/") for base in bases]
+        common = (
+            [names[0] for names in zip(*parts) if len(set(names)) == 1]
+            if len({b.partition("://")[0] for b in bases}) == 1
+            else []
+        )
+        top = f"{scheme}://" + "/".join(common) if common else ""
+    ids = []
+    for url in urls:
+        if not top or not url.startswith(top + "/"):
+            raise ParameterError(
+                f"--root {root}: {url} is not inside it" if root else f"{url}: URLs of different buckets or schemes need --root"
+            )
+        ids.append(str(PurePosixPath(url[len(top) + 1 :]).with_suffix("")))
+    return ids
+
+
 def _manifest_path(text: str, where: str) -> str:
     """The absolute path a manifest line names (ParameterError: empty, no file name, a NUL, a lone surrogate that is
     no file-name byte)."""
     if "\0" in text:
         raise ParameterError(f'{where}: "path" holds a NUL character, which no path can')
+    if is_url(text):
+        return text
     if not Path(text).name:
         raise ParameterError(f'{where}: "path" {text!r} names no file')
     try:
@@ -379,6 +419,7 @@ def collect_inputs(
     stdin_lines: Iterable[str] | None = None,
     own: OwnOutputs | None = None,
     ignored: list[tuple[str, str]] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> list[InputItem]:
     """Expand the INPUTS of a batch into items with their ids (see the module docstring).
 
@@ -398,6 +439,8 @@ def collect_inputs(
         Where ``-`` reads its paths (default: standard input).
     own : OwnOutputs, optional
         The batch's own files: never taken, wherever they are named.
+    storage_options : mapping, optional
+        fsspec storage options for listing URL prefixes (:func:`audiokit.io.remote.list_prefix`).
     ignored : list of (str, str), optional
         Receives ``(path, reason)`` for each file not taken: in the walked
         folders, those whose name does not match (not an audio extension, or
@@ -409,7 +452,8 @@ def collect_inputs(
     Raises
     ------
     InputError
-        A file or folder named in ``args`` does not exist.
+        A file or folder named in ``args`` does not exist (for a URL: no object, prefix or bucket there; access
+        denied; server unreachable).
     ParameterError
         An unreadable ``@list``, a file outside ``--root``, a bad manifest line,
         or no input at all.
@@ -423,8 +467,30 @@ def collect_inputs(
     bases: list[str] = []
     not_taken: list[tuple[str, str]] = []
     special: set[str] = set()  # named files that are not regular (never opened: they fail)
+    urls: list[str] = []
+    url_bases: list[str] = []
+
+    def add_url(url: str, listed: list[str] | None) -> None:
+        if listed is None:  # an object
+            urls.append(url)
+            url_bases.append(_url_parent(url))
+            return
+        not_matching = "not an audio extension" if glob is None else f"not matching --glob {glob}"
+        prefix = url.rstrip("/")
+        for found in listed:
+            inside = found[len(prefix) + 1 :] if found.startswith(prefix + "/") else found.rpartition("/")[2]
+            if any(part.startswith(".") for part in inside.split("/")):
+                continue  # hidden, as in a walked folder
+            if _matches(inside.rpartition("/")[2], glob, extensions):
+                urls.append(found)
+            else:
+                not_taken.append((found, not_matching))
+        url_bases.append(prefix)
 
     def add(path: str) -> None:
+        if is_url(path):
+            add_url(path, None)
+            return
         full = os.path.abspath(path)
         if os.path.isdir(full):
             start = len(not_taken)
@@ -439,8 +505,11 @@ def collect_inputs(
             files.append(full)
             bases.append(os.path.dirname(full))
 
+    expanded: dict[str, list[str] | None] = {}
     for arg in args:
-        if arg != "-" and not arg.startswith("@") and not os.path.exists(arg):
+        if is_url(arg):
+            expanded[arg] = list_prefix(arg, storage_options)  # a prefix's objects, None for an object (checked there)
+        elif arg != "-" and not arg.startswith("@") and not os.path.exists(arg):
             raise InputError("no such file or folder", arg)
     for arg in args:
         if arg == "-":
@@ -454,6 +523,8 @@ def collect_inputs(
                 raise ParameterError(f"{arg}: cannot read the list ({exc.strerror or exc})") from None
             for path in read_list_bytes(data, arg):
                 add(path)
+        elif arg in expanded:
+            add_url(arg, expanded[arg])
         else:
             add(arg)
     items: list[InputItem] = []
@@ -466,6 +537,10 @@ def collect_inputs(
             item_id = str(PurePosixPath(*Path(rel).with_suffix("").parts))
             problem = NOT_REGULAR if path in special else id_problem(item_id)
             items.append(InputItem(item_id, path, problem=problem))
+    if urls:
+        items.extend(
+            InputItem(item_id, url, problem=id_problem(item_id)) for item_id, url in zip(_url_ids(urls, url_bases, root), urls)
+        )
     if manifest is not None:
         for item in read_segments(manifest):
             if own.owns(item.path):

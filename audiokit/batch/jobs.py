@@ -29,6 +29,7 @@ from typing import Any
 from .._version import NUMBERS_VERSION
 from ..errors import AudiokitError, ExitStatus, OutputError, ParameterError
 from ..io.atomic import describe_os_error
+from ..io.remote import display_url, is_url
 from ..pipelines import registry
 from ..pipelines.params import InputOptions
 from .inputs import InputItem
@@ -77,7 +78,7 @@ class Job:
         """``sha256:`` + 16 hex digits of the canonical JSON of everything that shapes the outputs.
 
         That is the command, the options dataclass (its type name and fields),
-        the input options but the segment, ``png``, the store options that shape the numbers (dtype, compression,
+        the input options but the segment and the storage options, ``png``, the store options that shape the numbers (dtype, compression,
         ``--sr``), :data:`audiokit._version.NUMBERS_VERSION` (raised only by changes that alter output bytes, so
         a release that does not resumes a half-built store) and
         the FFT backend the ``--fft`` option resolves to here, with its library
@@ -90,6 +91,7 @@ class Job:
         inputs = dataclasses.asdict(self.inputs)
         inputs.pop("start", None)
         inputs.pop("duration", None)
+        inputs.pop("storage_options", None)  # where and how to reach the inputs (credentials): no number depends on it
         options = dataclasses.asdict(self.options)
         payload = {
             "command": self.command,
@@ -208,7 +210,7 @@ def attempt(
     started = time.perf_counter()
     record: dict[str, Any] = {
         "id": item.id,
-        "path": item.path,
+        "path": display_url(item.path) if is_url(item.path) else item.path,  # a URL without its credentials
         "segment": item.segment,
         "size": None,
         "mtime_ns": None,

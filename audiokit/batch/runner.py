@@ -462,6 +462,7 @@ def run_batch(
         own=own_outputs(out_dir),
         stdin_lines=stdin_lines,
         ignored=ignored,
+        storage_options=request.job.inputs.storage_options,
     )
     try:
         os.makedirs(out_dir, exist_ok=True)

@@ -40,6 +40,7 @@ __all__ = [
     "RemoteFile",
     "display_url",
     "is_url",
+    "list_prefix",
     "open_url",
     "parse_storage_options",
     "redact",
@@ -296,6 +297,56 @@ def remote_error(exc: BaseException, name: str, options: Mapping[str, Any], *, r
     return InputError(redact(reason, options), name)
 
 
+def _filesystem(url: str, options: Mapping[str, Any]) -> tuple[Any, str]:
+    """fsspec's filesystem for ``url`` with ``options`` (its keyword arguments) and the path inside it.
+
+    Raises
+    ------
+    ParameterError
+        fsspec or the protocol's implementation is missing; the filesystem refused an option.
+    """
+    try:
+        import fsspec
+    except ImportError as exc:
+        raise _missing_extra(exc, url) from None
+    try:
+        return fsspec.core.url_to_fs(url, **options)
+    except ImportError as exc:
+        raise _missing_extra(exc, url) from None
+    except (TypeError, ValueError) as exc:  # the filesystem refused its keyword arguments
+        raise ParameterError(redact(f"--storage-option: {' '.join(str(exc).split())}", options, url)) from None
+
+
+def list_prefix(url: str, options: Mapping[str, Any] | None = None) -> list[str] | None:
+    """The object URLs under ``url`` when it names a prefix (a "folder" of object storage), else None.
+
+    ``s3://bucket/corpus/`` (or ``s3://bucket/corpus``, when objects sit under it) lists every object below it,
+    recursively, as full URLs in sorted order; a URL naming an object gives None (it is read as a file).  HTTP(S)
+    URLs are always objects (a web server has no listing fsspec can trust).
+
+    Raises
+    ------
+    ParameterError
+        As :func:`open_url`.
+    InputError
+        Nothing there (no object, prefix or bucket), access denied, no credentials, server unreachable (one line
+        naming the URL).
+    """
+    if urlsplit(url).scheme.lower() in ("http", "https"):
+        return None
+    given = {k: v for k, v in (options or {}).items() if k not in _OPEN_KEYS}
+    fs, path = _filesystem(url, given)
+    try:
+        if not fs.isdir(path):
+            if not fs.exists(path):
+                raise FileNotFoundError(path)
+            return None
+        found = fs.find(path)
+    except Exception as exc:  # noqa: BLE001 (every transport failure becomes one line)
+        raise remote_error(exc, display_url(url), given) from None
+    return [fs.unstrip_protocol(key) for key in sorted(found)]
+
+
 def open_url(url: str, options: Mapping[str, Any] | None = None) -> RemoteFile:
     """Open URL ``url`` for ranged reads through fsspec (``url_to_fs``, then the filesystem's ``open``).
 
@@ -322,20 +373,11 @@ def open_url(url: str, options: Mapping[str, Any] | None = None) -> RemoteFile:
     """
     name = display_url(url)
     given = dict(options or {})
-    try:
-        import fsspec
-    except ImportError as exc:
-        raise _missing_extra(exc, url) from None
     file_kwargs = {"block_size": BLOCK_BYTES, "cache_type": "blockcache", "cache_options": {"maxblocks": CACHED_BLOCKS}}
     file_kwargs.update({k: given.pop(k) for k in _OPEN_KEYS & given.keys()})
     if file_kwargs["cache_type"] != "blockcache":
         file_kwargs.pop("cache_options")
-    try:
-        fs, path = fsspec.core.url_to_fs(url, **given)
-    except ImportError as exc:
-        raise _missing_extra(exc, url) from None
-    except (TypeError, ValueError) as exc:  # the filesystem refused its keyword arguments
-        raise ParameterError(redact(f"--storage-option: {' '.join(str(exc).split())}", given, url)) from None
+    fs, path = _filesystem(url, given)
     try:
         handle = fs.open(path, mode="rb", **file_kwargs)
     except (IsADirectoryError, ValueError):  # s3fs: ValueError for a bare bucket ("non key-like path")

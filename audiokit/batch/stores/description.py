@@ -41,7 +41,7 @@ def describe(job: Any, fingerprint: str, *, sr: int | None, n_feats: int, hop_le
     """The ``store.json`` object of a run of ``job`` (see the module docstring)."""
     store = job.store
     inputs = dataclasses.asdict(job.inputs)
-    for key in ("start", "duration", "resample_to"):
+    for key in ("start", "duration", "resample_to", "storage_options"):  # storage options hold credentials
         inputs.pop(key, None)
     return {
         "format": FORMAT,
