@@ -124,7 +124,7 @@ def window_max_floor(magnitude: np.ndarray, width: int) -> tuple[float, int]:
     Exact, with bounds: ``C`` the maxima of chunks of 64 samples; every window starting in chunk ``k`` covers the
     whole chunks ``k+1 … k+q-1`` (``q = width // 64``) and touches no chunk outside ``k … k+u-1``, so its maximum
     lies in ``[L_k, U_k]``, sliding maxima of ``C``.  Chunks with ``L_k = U_k`` are exact as they are; chunks with
-    ``L_k > min U`` cannot hold the smallest window; the few others are computed directly.  A signal with many
+    ``L_k > min U`` cannot hold the smallest window; the few others are computed directly (:func:`_open_windows`).  A signal with many
     of those (or a window under 128 samples) takes the direct sliding maximum (van Herk / Gil-Werman) throughout.
     """
     n = magnitude.shape[0]
@@ -149,11 +149,22 @@ def window_max_floor(magnitude: np.ndarray, width: int) -> tuple[float, int]:
     starts = np.minimum(g, windows - np.arange(k) * g)  # windows starting in each chunk
     sure = (lower <= bound) & (lower == upper)
     floor, count = (float(lower[sure].min()), 0) if sure.any() else (math.inf, 0)
-    exact = [_sliding_max(magnitude[j * g : j * g + starts[j] + width - 1], width) for j in open_]
-    for values in exact:
-        floor = min(floor, float(values.min()))
-    count = int(starts[sure & (lower == floor)].sum()) + sum(int(np.count_nonzero(values == floor)) for values in exact)
-    return floor, count
+    exact = _open_windows(magnitude, open_, starts[open_], width)
+    if exact.size:
+        floor = min(floor, float(exact.min()))
+    return floor, int(starts[sure & (lower == floor)].sum()) + int(np.count_nonzero(exact == floor))
+
+
+def _open_windows(magnitude: np.ndarray, chunks: np.ndarray, counts: np.ndarray, width: int) -> np.ndarray:
+    """The maxima of the windows starting in ``chunks`` (of :data:`_CHUNK` samples; ``counts`` windows each), all
+    at once: window ``s`` of a chunk's segment ``seg = magnitude[64j : 64j + 63 + width]`` is
+    ``max(seg[s : 63], seg[63 : width], seg[width : width + s])``, two running maxima and one shared part."""
+    g = _CHUNK
+    segments = np.take(magnitude, chunks[:, None] * g + np.arange(g - 1 + width), mode="clip")  # (c, 63 + width)
+    values = np.repeat(segments[:, g - 1 : width].max(axis=1, keepdims=True), g, axis=1)
+    np.maximum(values[:, : g - 1], np.maximum.accumulate(segments[:, g - 2 :: -1], axis=1)[:, ::-1], out=values[:, : g - 1])
+    np.maximum(values[:, 1:], np.maximum.accumulate(segments[:, width:], axis=1), out=values[:, 1:])
+    return values[np.arange(g) < counts[:, None]]  # windows past the end of the signal are not windows
 
 
 def _floor_of(values: np.ndarray) -> tuple[float, int]:

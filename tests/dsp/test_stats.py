@@ -117,6 +117,21 @@ def test_window_max_floor_is_the_direct_definition(n: int, width: int, kind: str
     assert window_max_floor(magnitude, width) == (direct.min(), np.count_nonzero(direct == direct.min()))
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_window_max_floor_random(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(130, 20000))
+    width = int(rng.integers(128, min(n, 3000) + 1))
+    t = np.arange(n)
+    magnitude = [
+        np.abs(rng.standard_normal(n)),
+        np.abs(np.sin(2 * np.pi * t * rng.uniform(0.001, 0.2))),
+        np.abs(np.round(rng.standard_normal(n))),
+    ][seed % 3].astype(np.float32 if seed % 2 else np.float64)
+    direct = sliding_window_view(magnitude, width).max(axis=1)
+    assert window_max_floor(magnitude, width) == (direct.min(), np.count_nonzero(direct == direct.min()))
+
+
 @pytest.mark.parametrize("block", [1, 13, 4096])
 def test_noise_floor_across_blocks(block: int) -> None:
     rng = np.random.default_rng(5)
