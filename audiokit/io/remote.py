@@ -279,6 +279,8 @@ def remote_error(exc: BaseException, name: str, options: Mapping[str, Any], *, r
     unreachable = _connection_failure(exc)
     if unreachable is not None:
         reason = f"cannot reach the server ({' '.join(str(unreachable).split()) or type(unreachable).__name__})"
+    elif "support range requests" in str(exc):  # fsspec's HTTP file, from a server that ignores Range
+        reason = "the server does not answer range requests (HTTP Range), which reading this file needs; download it first"
     elif isinstance(exc, FileNotFoundError):
         reason = "no such object or bucket"
     elif isinstance(exc, PermissionError) or kind in ("AccessDenied", "Forbidden", "ClientAuthorizationError"):

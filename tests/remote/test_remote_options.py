@@ -125,3 +125,35 @@ def test_network_cut_mid_read_is_one_line(http_server, cli, tmp_path):
                     pass
         finally:
             http_server.cut_after(None)
+
+
+def test_a_server_without_range_support_is_one_line(s3, cli):
+    """Python's own SimpleHTTPRequestHandler sends whole files: beyond the first block the read fails, one line."""
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(s3.local))
+
+    class Server(http.server.ThreadingHTTPServer):
+        def handle_error(self, request: object, client_address: object) -> None:
+            pass  # the client closing a whole-file answer early (a broken pipe here) is expected
+
+    server = Server(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/long.flac"
+        code, out, err = cli("info", url)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert code == 3 and out == ""
+    assert err.strip() == (
+        f"error: {url}: the server does not answer range requests (HTTP Range), which reading this file needs; download it first"
+    )
