@@ -161,6 +161,24 @@ def test_zero_crossings_and_smallest_value_for_any_blocks(seed: int) -> None:
     assert meter.min_nonzero[0] == (np.abs(nonzero).min() if nonzero.size else np.inf)
 
 
+@pytest.mark.parametrize("block", [1000, 4097])
+def test_every_field_is_independent_of_the_blocks(block: int) -> None:
+    rng = np.random.default_rng(11)
+    t = np.arange(50_000) / SR
+    x = np.stack([np.round(np.clip(0.3 * rng.standard_normal(t.size) * (t % 1 < 0.6), -1, 1) * 32767) / 32768,
+                  np.round(0.5 * np.sin(2 * np.pi * 997 * t) * 32767) / 32768])  # fmt: skip
+    whole = _meter(x, block=x.shape[1], pcm=True, exact32=True)
+    split = _meter(x, block=block, pcm=True, exact32=True)
+    for c in (0, 1):
+        a, b = whole.channel(c), split.channel(c)
+        for name, value in vars(a).items():
+            other = vars(b)[name]
+            if isinstance(value, float):
+                assert other == pytest.approx(value, rel=1e-12, abs=1e-300), name
+            else:
+                assert other == value, name
+
+
 def test_bit_depth_examples() -> None:
     half16 = int(sox_codes(np.array([0.5]))[0])
     assert bit_depth(half16 | (1 << 16), -0.5, 0.5) == (15, 16)
