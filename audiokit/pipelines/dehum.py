@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..dsp.hum import DEFAULT_THRESHOLD_DB, METHODS, HumAnalysis, HumLevels, HumMeter, HumRemover, analyze_hum_blocks, hum_levels
+from ..dsp.hum.track import CHANNEL_GROUP
 from ..dsp.levels import dbfs
 from ..dsp.resample import measure_overshoot
 from ..errors import InputError, ParameterError
@@ -60,6 +61,8 @@ __all__ = ["DEHUM_SAFE_PEAK", "DEHUM_SPEC", "DehumOptions", "check_options", "De
 #: The largest sample magnitude (full-scale units) dehum takes: its hum model demodulates in float32, whose powers
 #: overflowed (and f0 went wrong) from a peak between 2**55 and 2**59 on a 3 s, 8 kHz hum; 2**32 leaves a wide margin.
 DEHUM_SAFE_PEAK = float(2**32)
+
+_MIN_BLOCK_SAMPLES = 1024  # the shortest block (samples per channel) of a very wide input
 
 #: Decimal places of levels (dB) and frequencies (Hz) in the JSON report.
 _DB_DIGITS, _HZ_DIGITS = 3, 4
@@ -270,9 +273,21 @@ def _check_outputs(path: str, target: str, residual: str | None, subtype: str) -
 _DEFAULT_INPUTS = InputOptions()
 
 
+def block_samples(channels: int) -> int:
+    """Samples per channel in a block: :data:`~audiokit.io.reader.BLOCK_SAMPLES` up to 16 channels, fewer beyond.
+
+    ``max(1024, BLOCK_SAMPLES·16 // channels)`` for more than
+    :data:`~audiokit.dsp.hum.track.CHANNEL_GROUP` (16) channels: a float64
+    block stays within 8 MiB (32 MiB from 4 096 channels on).
+    """
+    if channels <= CHANNEL_GROUP:
+        return BLOCK_SAMPLES
+    return max(_MIN_BLOCK_SAMPLES, BLOCK_SAMPLES * CHANNEL_GROUP // channels)
+
+
 def _checked_blocks(source: AudioSource) -> Iterator[np.ndarray]:
     """The source's float64 blocks; InputError (naming the source) at a sample beyond :data:`DEHUM_SAFE_PEAK`."""
-    for block in source.blocks(BLOCK_SAMPLES, dtype="float64"):
+    for block in source.blocks(block_samples(source.channels), dtype="float64"):
         peak = float(np.abs(block).max()) if block.size else 0.0
         if peak > DEHUM_SAFE_PEAK:
             raise InputError(

@@ -41,6 +41,7 @@ from .track import (
     PROMINENCE_DB,
     Demodulator,
     Framer,
+    GroupedFrames,
     LongTermSpectrum,
     decimation_factor,
     find_fundamental,
@@ -383,31 +384,30 @@ def _measure_lines(s: AnalysisState, blocks: Callable[[], Iterable[np.ndarray]])
     sr, decim, channels, kmax = s.sr, s.decim, s.channels, len(s.harmonics)
     spline = PhaseSpline(s.times, s.psi)
     step = s.f_ref / sr
-    dem = Demodulator(harmonics=s.harmonics, channels=channels, decim=decim, phase=lambda n: n * step + spline(n / sr))
-    framer = _framer(s)
-    probes = s.f_ref * np.array([sign * p for p in PROBE_FRACTIONS for sign in (1.0, -1.0)])
-    v = np.zeros((channels, kmax, framer.n_frames), complex)
-    r = np.zeros((channels, kmax, framer.n_frames))
-    short = Framer(
-        n_samples=framer.n_samples, length=frame_length(SHORT_FRAME_SECONDS, s.rate), hop=frame_hop(SHORT_HOP_SECONDS, s.rate)
+
+    def framers() -> list[Framer]:
+        long = _framer(s)
+        short_length, short_hop = frame_length(SHORT_FRAME_SECONDS, s.rate), frame_hop(SHORT_HOP_SECONDS, s.rate)
+        return [long, Framer(n_samples=long.n_samples, length=short_length, hop=short_hop)]
+
+    # the channels of a wide signal a group at a time (track.channel_groups): the same numbers, smaller temporaries
+    grouped = GroupedFrames(
+        channels=channels, harmonics=s.harmonics, decim=decim, phase=lambda n: n * step + spline(n / sr), framers=framers
     )
+    framer, short = grouped.framers[0]
+    probes = s.f_ref * np.array([sign * p for p in PROBE_FRACTIONS for sign in (1.0, -1.0)])
     _, _, times2, _ = frame_geometry(short, np.arange(short.n_frames), decim, sr)
-    v2 = np.zeros((channels, kmax, short.n_frames), complex)
-    r2 = np.zeros((channels, kmax, short.n_frames))
+    v = [np.zeros((channels, kmax, f.n_frames), complex) for f in (framer, short)]
+    r = [np.zeros((channels, kmax, f.n_frames)) for f in (framer, short)]
     energy = np.zeros(channels)
     for block in blocks():
         block = np.asarray(block)
         energy += np.einsum("cn,cn->c", block, block, dtype=np.float64) if block.size else 0.0
-        d = dem.push(block)
-        frames, data = framer.push(d)
-        if frames.size:
-            g, norm, _, tau = frame_geometry(framer, frames, decim, sr)
-            v[:, :, frames], r[:, :, frames] = project(data, g, norm, tau, probes)
-        frames, data = short.push(d)
-        if frames.size:
-            g, norm, _, tau = frame_geometry(short, frames, decim, sr)
-            v2[:, :, frames], r2[:, :, frames] = project(data, g, norm, tau, probes)
-    s.v, s.r, s.v_short, s.r_short, s.times_short, s.hop_short = v, r, v2, r2, times2, short.hop
+        for grp, i, fr, frames, data in grouped.push(block):
+            if frames.size:
+                g, norm, _, tau = frame_geometry(fr, frames, decim, sr)
+                v[i][grp, :, frames], r[i][grp, :, frames] = project(data, g, norm, tau, probes)
+    s.v, s.r, s.v_short, s.r_short, s.times_short, s.hop_short = v[0], r[0], v[1], r[1], times2, short.hop
     s.signal_power = energy / max(s.n_samples, 1)
 
 

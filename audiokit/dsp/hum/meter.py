@@ -8,7 +8,7 @@ import numpy as np
 
 from .model import FRAME_SECONDS, HOP_SECONDS, HumAnalysis, check_block, power_db
 from .smoothing import hann_kernel, kernel_smooth
-from .track import Demodulator, Framer, decimation_factor, frame_geometry, frame_hop, frame_length, n_decimated
+from .track import Framer, GroupedFrames, decimation_factor, frame_geometry, frame_hop, frame_length, n_decimated
 
 __all__ = ["HumLevels", "HumMeter", "coherent", "hum_levels"]
 
@@ -39,28 +39,33 @@ class HumMeter:
         if len(a.harmonics) == 0:
             self._dem = None
             return
-        self._decim = decimation_factor(a.sr)
-        rate = a.sr / self._decim
-        self._framer = Framer(
-            n_samples=n_decimated(a.n_samples, self._decim),
-            length=frame_length(FRAME_SECONDS, rate),
-            hop=frame_hop(HOP_SECONDS, rate),
-        )
-        self._dem = Demodulator(harmonics=a.harmonics, channels=a.channels, decim=self._decim, phase=a.phase)
+        self._decim = decim = decimation_factor(a.sr)
+        rate = a.sr / decim
+
+        def framers() -> list[Framer]:
+            length, hop = frame_length(FRAME_SECONDS, rate), frame_hop(HOP_SECONDS, rate)
+            return [Framer(n_samples=n_decimated(a.n_samples, decim), length=length, hop=hop)]
+
+        # a wide signal a group of channels at a time (the same numbers, smaller temporaries)
+        self._dem = GroupedFrames(channels=a.channels, harmonics=a.harmonics, decim=decim, phase=a.phase, framers=framers)
 
     def push(self, block: np.ndarray) -> None:
         """Add the next samples ``(channels, n)``."""
         block = check_block(block, self.analysis.channels)
         if self._dem is None:
             return
-        frames, data = self._framer.push(self._dem.push(block))
-        if frames.size:
-            g, norm, _, _ = frame_geometry(self._framer, frames, self._decim, self.analysis.sr)
-            v = (data * g).astype(np.complex128).sum(axis=-1) * norm
-            self._power += np.sum(v.real**2 + v.imag**2, axis=-1)
-            self._count += frames.size
+        counted = False
+        for grp, _, framer, frames, data in self._dem.push(block):
+            if not frames.size:
+                continue
+            g, norm, _, _ = frame_geometry(framer, frames, self._decim, self.analysis.sr)
+            v = (data * g).astype(np.complex128, copy=False).sum(axis=-1) * norm
+            self._power[grp] += np.sum(v.real**2 + v.imag**2, axis=-1)
+            if not counted:  # every group completes the same frames
+                self._count += frames.size
+                counted = True
             if frames.max() < self._frames.shape[-1]:
-                self._frames[:, :, frames] = v
+                self._frames[grp, :, frames] = v
 
     def finish(self) -> np.ndarray:
         """Levels, shape ``(channels, K)``, in dB re full-scale sine (``-inf`` for an exact zero)."""

@@ -10,7 +10,11 @@ bounded memory:
   (``x[n]·exp(-2πi·k·Φ[n])``) and decimates by ``B`` with a triangular kernel;
 * :class:`Framer` -- cuts the decimated stream into Hann-weighted frames;
 * :func:`search_offsets`, :func:`project` -- per-frame frequency search and
-  complex-amplitude projections.
+  complex-amplitude projections;
+* :func:`channel_groups`, :class:`GroupedFrames` -- the channels of a wide
+  signal in groups of about :data:`CHANNEL_GROUP`, so that the per-block
+  temporaries (``channels × K × frames × frame length`` complex values) stay
+  bounded whatever the channel count.
 
 Smoothing along the frame axis is in :mod:`audiokit.dsp.hum.smoothing`.
 
@@ -31,7 +35,7 @@ by ``sinc²(ν·B/sr)`` (0.1 % at 4 Hz).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from math import log
 
 import numpy as np
@@ -40,6 +44,7 @@ from numpy.typing import ArrayLike
 from ...engine import get_backend
 
 __all__ = [
+    "CHANNEL_GROUP",
     "DECIMATED_RATE",
     "FUNDAMENTAL_STEP_HZ",
     "LTS_MAX_SECONDS",
@@ -50,7 +55,9 @@ __all__ = [
     "PROMINENCE_DB",
     "Demodulator",
     "Framer",
+    "GroupedFrames",
     "LongTermSpectrum",
+    "channel_groups",
     "decimation_factor",
     "find_fundamental",
     "frame_geometry",
@@ -82,6 +89,9 @@ LTS_MIN_SECONDS = 1.0
 LTS_MAX_SECONDS = 4.0
 #: Width of the running median the prominence is measured against (Hz): ±10 Hz around each bin.
 MEDIAN_SPAN_HZ = 20.0
+#: Channels processed together in the per-block maths: a signal with more channels is handled in groups of
+#: 8 to 16 (:func:`channel_groups`); up to this many, all at once, exactly as before groups existed.
+CHANNEL_GROUP = 16
 
 _LTS_PADDING = 2  # segments are zero-padded to this many times their length (bin spacing sr/(2W))
 _LTS_GUARD_BINS = 2  # bins kept beyond fmax, so that interpolation at fmax has both neighbours
@@ -125,6 +135,21 @@ def frame_hop(seconds: float, rate: float) -> int:
 def hann_positive(n: int) -> np.ndarray:
     """Symmetric Hann window of ``n`` samples without its zero end points, ``sin²(π(i+1)/(n+1))``."""
     return np.sin(np.pi * (np.arange(n) + 1.0) / (n + 1.0)) ** 2
+
+
+def channel_groups(channels: int) -> list[slice]:
+    """The channels in the groups the per-block maths handles together.
+
+    One group of all channels up to :data:`CHANNEL_GROUP`; beyond,
+    ``ceil(C / CHANNEL_GROUP)`` consecutive groups of near-equal size (8 to
+    16 channels: never a group of one, whose projections numpy's ``einsum``
+    sums in another order than a group's).
+    """
+    if channels <= CHANNEL_GROUP:
+        return [slice(0, channels)]
+    n = -(-channels // CHANNEL_GROUP)
+    bounds = [channels * i // n for i in range(n + 1)]
+    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 # ----------------------------------------------------------------------------- long-term spectrum
@@ -179,8 +204,16 @@ class LongTermSpectrum:
         self._buf = buf[:, start:]
 
     def _segment(self, seg: np.ndarray) -> None:
-        spec = self._fft.rfft(seg * self._w, self.n_fft)[:, : self.n_bins]
-        self._acc += np.sum(spec.real**2 + spec.imag**2, axis=0)
+        groups = channel_groups(seg.shape[0])
+        if len(groups) == 1:
+            spec = self._fft.rfft(seg * self._w, self.n_fft)[:, : self.n_bins]
+            self._acc += np.sum(spec.real**2 + spec.imag**2, axis=0)
+        else:  # the spectra of a wide signal a group at a time; the channel sum as before
+            power = np.empty((seg.shape[0], self.n_bins))
+            for g in groups:
+                spec = self._fft.rfft(seg[g] * self._w, self.n_fft)[:, : self.n_bins]
+                power[g] = spec.real**2 + spec.imag**2
+            self._acc += np.sum(power, axis=0)
         self._count += 1
 
     def finish(self) -> np.ndarray:
@@ -429,6 +462,53 @@ class Framer:
         return frames, data
 
 
+class GroupedFrames:
+    """A :class:`Demodulator` over all channels and its framers per channel group (:func:`channel_groups`).
+
+    Parameters
+    ----------
+    channels : int >= 1
+    harmonics, decim, phase
+        As :class:`Demodulator`.
+    framers : callable
+        ``framers()`` -> a new list of :class:`Framer` (the same geometry for every group).
+
+    Notes
+    -----
+    :meth:`push` gives, group after group and framer after framer, what
+    ``Framer.push(Demodulator.push(block))`` gives on all channels at once,
+    restricted to the group: the framing of a channel does not depend on the
+    others, so only the temporaries shrink (``group × K × frames × length``
+    instead of ``channels × K × frames × length``).  The demodulation stays
+    one call over all channels (its decimated output is small: ``channels ×
+    K`` values per 5 ms), so the matrix products keep their sizes.
+    """
+
+    def __init__(
+        self,
+        *,
+        channels: int,
+        harmonics: ArrayLike,
+        decim: int,
+        phase: Callable[[np.ndarray], np.ndarray],
+        framers: Callable[[], list[Framer]],
+    ):
+        self.groups = channel_groups(int(channels))
+        self._dem = Demodulator(harmonics=harmonics, channels=channels, decim=decim, phase=phase)
+        self.framers = [framers() for _ in self.groups]
+
+    def push(self, block: np.ndarray) -> Iterator[tuple[slice, int, Framer, np.ndarray, np.ndarray]]:
+        """Yield ``(group, i, framer, frames, data)``: framer ``i``'s completed frames of the group's channels.
+
+        ``data`` is ``(group channels, K, nm, Ld)`` (:meth:`Framer.push`); empty pushes are yielded too.
+        """
+        d = self._dem.push(block)
+        for g, framers in zip(self.groups, self.framers, strict=True):
+            for i, framer in enumerate(framers):
+                frames, data = framer.push(d if len(self.groups) == 1 else d[g])
+                yield g, i, framer, frames, data
+
+
 # ----------------------------------------------------------------------------- per-frame maths
 
 
@@ -573,7 +653,7 @@ def project(
         ``|norm · Σ_j G_j d[j] e^{-2πi·o·τ_j}|²``, divided by ``ln 2`` (the
         median of an exponential variable is ``ln 2`` times its mean).
     """
-    wd = (data * g).astype(np.complex128)
+    wd = (data * g).astype(np.complex128, copy=False)
     v = wd.sum(axis=-1) * norm
     if data.shape[2] == 0:
         return v, np.zeros(v.shape)
