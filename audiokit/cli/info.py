@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
 
-from ..errors import InputError, ParameterError
 from ..pipelines.info import InfoOptions, info
 from . import console
 from .options import FixNonFinite, RawChannels, RawFormatOpt, RawRate, inputs_from, reporter
+from .reports import report_each
 
 
 def options_from(params: Mapping[str, Any]) -> InfoOptions:
@@ -33,15 +32,6 @@ def _print_table(report: dict) -> None:
         for lv in report["levels"]
     ]
     console.print_table(head, ["channel", "peak dBFS", "RMS dBFS", "DC offset", "clipped"], rows)
-
-
-def _print_report(report: dict, json_out: bool, json_lines: bool) -> None:
-    if json_lines:
-        print(json.dumps(report))
-    elif json_out:
-        print(json.dumps(report, indent=2))
-    else:
-        _print_table(report)
 
 
 def info_command(
@@ -76,19 +66,12 @@ def info_command(
         audiokit info *.wav --jsonl | jq -r '[.path, .levels[0].rms_dbfs] | @tsv'
     """
     params = dict(locals())
-    if json_out and json_lines:
-        raise ParameterError("--json and --jsonl exclude each other (--json indents each object, --jsonl puts one per line)")
     inputs = inputs_from(params)
     options = options_from(params)
-    failed = None
-    for path in files:
-        try:
-            report = info(path, options, inputs=inputs, reporter=reporter())
-        except InputError as exc:
-            if len(files) == 1:
-                raise
-            console.error(str(exc))
-            failed = exc
-            continue
-        _print_report(report, json_out, json_lines)
-    return failed.exit_code if failed else 0
+    return report_each(
+        files,
+        lambda path: info(path, options, inputs=inputs, reporter=reporter()),
+        _print_table,
+        json_out=json_out,
+        json_lines=json_lines,
+    )
