@@ -33,7 +33,7 @@ from ..io.remote import display_url, is_url
 from ..pipelines import registry
 from ..pipelines.params import InputOptions
 from .inputs import InputItem
-from .manifest import input_digests
+from .manifest import input_digests, object_fields
 from .stores.options import StoreOptions
 
 __all__ = ["Job", "attempt", "input_options", "output_names", "validate", "run_item", "segment_text"]
@@ -224,11 +224,14 @@ def attempt(
     try:
         if item.problem is not None:
             raise ParameterError(item.problem, item.path)
-        try:
-            st = os.stat(item.path)
-            record.update(size=st.st_size, mtime_ns=st.st_mtime_ns, **input_digests(item.path, job.verify))
-        except OSError:
-            pass  # the pipeline names the problem (no such file, permission denied)
+        if is_url(item.path):  # one metadata request: size, mtime, entity tag (the run names any problem)
+            record.update(object_fields(item.path, job.inputs.storage_options))
+        else:
+            try:
+                st = os.stat(item.path)
+                record.update(size=st.st_size, mtime_ns=st.st_mtime_ns, **input_digests(item.path, job.verify))
+            except OSError:
+                pass  # the pipeline names the problem (no such file, permission denied)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result, fields = call(input_options(job, item))

@@ -37,12 +37,13 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import OutputError, ParameterError
 from ..io.atomic import TEMP_MARKER, describe_os_error, write_text_atomic
+from ..io.remote import is_url, object_state
 
 __all__ = [
     "MANIFEST",
@@ -218,14 +219,33 @@ def input_digests(path: str, verify: str) -> dict[str, str | None]:
     return {"digest": head_tail_digest(path), "content_digest": content_digest(path) if verify == "hash" else None}
 
 
-def input_unchanged(record: dict[str, Any], path: str, *, verify: str) -> bool:
+def object_fields(url: str, storage_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``size``, ``mtime_ns`` and ``digest`` fields of a record for a URL input: one metadata request
+    (:func:`audiokit.io.remote.object_state`); ``digest`` is ``etag:`` + the object's entity tag (None when the
+    server gives none), for every ``--verify`` mode (the content is not read twice)."""
+    size, mtime_ns, etag = object_state(url, storage_options)
+    return {"size": size, "mtime_ns": mtime_ns, "digest": f"etag:{etag}" if etag else None, "content_digest": None}
+
+
+def _object_unchanged(record: dict[str, Any], url: str, verify: str, storage_options: Mapping[str, Any] | None) -> bool:
+    """:func:`input_unchanged` of a URL input: size, mtime and (but with ``stat``) the entity tag as recorded."""
+    now = object_fields(url, storage_options)
+    if record.get("size") != now["size"] or record.get("mtime_ns") != now["mtime_ns"]:
+        return False
+    return now["size"] is None or verify == "stat" or record.get("digest") == now["digest"]
+
+
+def input_unchanged(record: dict[str, Any], path: str, *, verify: str, storage_options: Mapping[str, Any] | None = None) -> bool:
     """True when the input at ``path`` is as ``record`` found it (missing then and now counts as unchanged).
 
     Size and mtime first (one ``stat``); when they match, ``head-tail`` compares :func:`head_tail_digest` (a record
     with no ``digest``, written by an older audiokit or for a file it could not read, is taken on size and
     mtime), ``hash`` compares :func:`content_digest` (a record with no ``content_digest``, made without
-    ``--verify hash``, is not taken: its input is computed again, once); ``stat`` stops there.
+    ``--verify hash``, is not taken: its input is computed again, once); ``stat`` stops there.  A URL input
+    (``storage_options`` to reach it) compares size, mtime and its entity tag (:func:`object_fields`).
     """
+    if is_url(path):
+        return _object_unchanged(record, path, verify, storage_options)
     size, mtime_ns = file_state(path)
     if record.get("size") != size or record.get("mtime_ns") != mtime_ns:
         return False
@@ -238,7 +258,15 @@ def input_unchanged(record: dict[str, Any], path: str, *, verify: str) -> bool:
     return recorded is None or recorded == head_tail_digest(path)
 
 
-def is_done(record: dict[str, Any] | None, *, fingerprint: str, path: str, out_dir: str, verify: str = "head-tail") -> bool:
+def is_done(
+    record: dict[str, Any] | None,
+    *,
+    fingerprint: str,
+    path: str,
+    out_dir: str,
+    verify: str = "head-tail",
+    storage_options: Mapping[str, Any] | None = None,
+) -> bool:
     """True when ``record`` says the input at ``path`` was done with these options, its outputs exist and it is
     unchanged (:func:`input_unchanged`; the digests are read last, only for an input otherwise done)."""
     if record is None or record.get("status") != "ok" or record.get("fingerprint") != fingerprint:
@@ -248,7 +276,7 @@ def is_done(record: dict[str, Any] | None, *, fingerprint: str, path: str, out_d
     outputs = record.get("outputs") or {}
     if not all(os.path.exists(os.path.join(out_dir, *str(name).split("/"))) for name in outputs.values()):
         return False
-    return input_unchanged(record, path, verify=verify)
+    return input_unchanged(record, path, verify=verify, storage_options=storage_options)
 
 
 def file_state(path: str) -> tuple[int | None, int | None]:
@@ -267,14 +295,17 @@ def split_done(
     fingerprint: str,
     out_dir: str,
     verify: str = "head-tail",
+    storage_options: Mapping[str, Any] | None = None,
 ) -> tuple[list[Any], list[Any]]:
     """The inputs (``InputItem``) split into ``(to run, already done)`` by their last records (:func:`is_done`;
-    ``verify``: one of :data:`VERIFY_MODES`)."""
+    ``verify``: one of :data:`VERIFY_MODES`; ``storage_options``: to reach URL inputs)."""
     todo: list[Any] = []
     done: list[Any] = []
     for item in items:
         record = previous.get(record_key(item.id, item.path, item.segment))
-        ok = item.problem is None and is_done(record, fingerprint=fingerprint, path=item.path, out_dir=out_dir, verify=verify)
+        ok = item.problem is None and is_done(
+            record, fingerprint=fingerprint, path=item.path, out_dir=out_dir, verify=verify, storage_options=storage_options
+        )
         (done if ok else todo).append(item)
     return todo, done
 

@@ -489,7 +489,14 @@ def run_batch(
             folders = session.folders(tasks)
             work = run_store_task
         else:
-            todo, done = split_done(items, previous, fingerprint=job.fingerprint(), out_dir=out_dir, verify=job.verify)
+            todo, done = split_done(
+                items,
+                previous,
+                fingerprint=job.fingerprint(),
+                out_dir=out_dir,
+                verify=job.verify,
+                storage_options=job.inputs.storage_options,
+            )
             tasks = chunked(todo, request.chunk or _default_chunk(len(todo), workers))
             folders = _output_folders(job, todo, out_dir)
         if job.spec.reports:

@@ -41,6 +41,7 @@ __all__ = [
     "display_url",
     "is_url",
     "list_prefix",
+    "object_state",
     "open_url",
     "parse_storage_options",
     "redact",
@@ -339,6 +340,7 @@ def list_prefix(url: str, options: Mapping[str, Any] | None = None) -> list[str]
     given = {k: v for k, v in (options or {}).items() if k not in _OPEN_KEYS}
     fs, path = _filesystem(url, given)
     try:
+        fs.invalidate_cache(path)  # list what is there now, not what this process saw before
         if not fs.isdir(path):
             if not fs.exists(path):
                 raise FileNotFoundError(path)
@@ -347,6 +349,45 @@ def list_prefix(url: str, options: Mapping[str, Any] | None = None) -> list[str]
     except Exception as exc:  # noqa: BLE001 (every transport failure becomes one line)
         raise remote_error(exc, display_url(url), given) from None
     return [fs.unstrip_protocol(key) for key in sorted(found)]
+
+
+def _ns(value: Any) -> int | None:
+    """A modification time as integer nanoseconds since the epoch: a datetime, seconds or ISO 8601 text (None)."""
+    import datetime
+
+    if isinstance(value, str):
+        try:
+            value = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=datetime.timezone.utc)
+        delta = value - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return round(value * 1e9)
+    return None
+
+
+def object_state(url: str, options: Mapping[str, Any] | None = None) -> tuple[int | None, int | None, str | None]:
+    """``(size, mtime_ns, etag)`` of the object at ``url`` from one metadata request (HEAD), for a batch's resume.
+
+    ``etag`` is the server's entity tag (S3's ``ETag``, an HTTP ``ETag``, GCS's ``md5Hash``), which changes with
+    the content; any part the filesystem does not report is None, and an object that cannot be asked about
+    (missing, unreachable, ...) gives ``(None, None, None)``.
+    """
+    given = {k: v for k, v in (options or {}).items() if k not in _OPEN_KEYS}
+    try:
+        fs, path = _filesystem(url, given)
+        fs.invalidate_cache(path)  # a listing cached in this process may predate a rewrite
+        info = fs.info(path)
+    except Exception:  # noqa: BLE001 (the input's own run reports the reason)
+        return None, None, None
+    size = info.get("size")
+    mtime = next((info[k] for k in ("LastModified", "last_modified", "mtime", "updated") if info.get(k) is not None), None)
+    etag = next((str(info[k]).strip('"') for k in ("ETag", "etag", "md5Hash") if info.get(k)), None)
+    return (int(size) if isinstance(size, int) else None), _ns(mtime), etag
 
 
 def open_url(url: str, options: Mapping[str, Any] | None = None) -> RemoteFile:
@@ -381,6 +422,7 @@ def open_url(url: str, options: Mapping[str, Any] | None = None) -> RemoteFile:
         file_kwargs.pop("cache_options")
     fs, path = _filesystem(url, given)
     try:
+        fs.invalidate_cache(path)  # the size and version as they are now (a listing cached in this process may be old)
         handle = fs.open(path, mode="rb", **file_kwargs)
     except (IsADirectoryError, ValueError):  # s3fs: ValueError for a bare bucket ("non key-like path")
         raise InputError("is a bucket or a folder (a prefix), not an audio object", name) from None

@@ -120,3 +120,34 @@ def test_url_user_info_is_never_shown_or_recorded(http_server, cli, tmp_path):
     code, out, err = cli("mel", f"http://reader:pw-Hx81q@{host}/missing.wav", "--npy", tmp_path / "m.npy")
     assert code == 3 and "pw-Hx81q" not in err
     assert os.path.exists(tmp_path / "o" / "manifest.jsonl")
+
+
+def test_resume_skips_unchanged_objects_and_redoes_a_rewritten_one(corpus, s3_env, cli, tmp_path):
+    """Records of URL inputs hold size, mtime and ETag (one HEAD): a re-run reads no object; a rewritten one is redone."""
+    import numpy as np
+    import soundfile as sf
+
+    client = s3_env.server.client()
+    client.copy_object(Bucket="audio", Key="resume/a.flac", CopySource={"Bucket": "audio", "Key": "corpus/spk1/utt0.flac"})
+    client.copy_object(Bucket="audio", Key="resume/b.flac", CopySource={"Bucket": "audio", "Key": "corpus/spk1/utt1.flac"})
+    out = tmp_path / "o"
+    code, _, err = cli("batch", "mel", s3_env.url("resume/"), "--out", out, "-q")
+    assert code == 0, err
+    first = _manifest(out)
+    assert all(r["size"] and r["mtime_ns"] and str(r["digest"]).startswith("etag:") for r in first)
+    s3_env.server.log.clear()
+    code, _, err = cli("batch", "mel", s3_env.url("resume/"), "--out", out, "-q")
+    assert code == 0, err
+    assert len(_manifest(out)) == len(first)  # nothing recomputed
+    assert s3_env.server.log.gets("resume/a.flac") == [] and s3_env.server.log.gets("resume/b.flac") == []  # no body read
+    rewritten = tmp_path / "a.flac"
+    sf.write(rewritten, 0.2 * np.cos(np.arange(16000) * 0.05), 16000, subtype="PCM_16")
+    client.upload_file(str(rewritten), "audio", "resume/a.flac")
+    code, _, err = cli("batch", "mel", s3_env.url("resume/"), "--out", out, "-q")
+    assert code == 0, err
+    redone = _manifest(out)[len(first) :]
+    assert [r["id"] for r in redone] == ["a"]
+    code, _, err = cli("mel", rewritten, "--npy", tmp_path / "a.npy")
+    assert code == 0, err
+    stored = out / redone[0]["outputs"]["npy"]
+    assert np.array_equal(np.load(stored), np.load(tmp_path / "a.npy").T)  # the store is (n_frames, n_mels)

@@ -80,7 +80,14 @@ class StoreSession:
             return StoreTask(tuple(members), shard, geometry.n_feats, sr, self.facts)
 
         if not self.store.sharded:
-            todo, done = split_done(items, latest, fingerprint=self.fingerprint, out_dir=self.out_dir, verify=self.job.verify)
+            todo, done = split_done(
+                items,
+                latest,
+                fingerprint=self.fingerprint,
+                out_dir=self.out_dir,
+                verify=self.job.verify,
+                storage_options=self.job.inputs.storage_options,
+            )
             return [task(todo[i : i + chunk], None) for i in range(0, len(todo), chunk)], done
         itemsize = 2 if self.store.dtype == "float16" else 4
 
