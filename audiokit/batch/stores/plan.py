@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..inputs import InputItem
@@ -40,10 +40,12 @@ __all__ = ["PLAN", "array_bytes", "pack", "read_plan", "shard_plan", "write_plan
 PLAN = "shards.plan.jsonl"
 
 
-def _unchanged(record: dict[str, Any], fingerprint: str, verify: str) -> bool:
+def _unchanged(record: dict[str, Any], fingerprint: str, verify: str, storage_options: Mapping[str, Any] | None) -> bool:
     """The fingerprint of ``record`` is this one and its input is as recorded (size, mtime and the ``verify``
     digest: :func:`~audiokit.batch.manifest.input_unchanged`; missing then and now counts as unchanged)."""
-    return record.get("fingerprint") == fingerprint and input_unchanged(record, record["path"], verify=verify)
+    return record.get("fingerprint") == fingerprint and input_unchanged(
+        record, record["path"], verify=verify, storage_options=storage_options
+    )
 
 
 def _member(item: InputItem) -> list[Any]:
@@ -89,20 +91,24 @@ def shard_plan(
     shard_size: str,
     estimate: Callable[[InputItem], int],
     verify: str = "head-tail",
+    storage_options: Mapping[str, Any] | None = None,
 ) -> tuple[list[tuple[int, list[InputItem]]], list[InputItem], dict[int, list[InputItem]] | None]:
     """``([(shard number, its inputs), ...], inputs already done, the plan to write)`` for this run's ``items``: the
     plan with the new shards, for :func:`write_plan` before any shard is computed (None: unchanged).
 
     ``latest`` maps :func:`~audiokit.batch.manifest.record_key` to the last manifest record of each input;
     ``estimate(item)`` is an input's array bytes; ``verify`` how a member's input is compared
-    (:data:`~audiokit.batch.manifest.VERIFY_MODES`): a changed member makes its shard stale.
+    (:data:`~audiokit.batch.manifest.VERIFY_MODES`): a changed member makes its shard stale; ``storage_options``
+    reach URL inputs.
     """
     plan = read_plan(out_dir)
     planned = {record_key(m.id, m.path, m.segment): n for n, members in plan.items() for m in members}
     todo: list[tuple[int, list[InputItem]]] = []
     for number, members in sorted(plan.items()):
         records = [latest.get(record_key(m.id, m.path, m.segment)) for m in members]
-        complete = all(r is not None and r.get("shard") == number and _unchanged(r, fingerprint, verify) for r in records)
+        complete = all(
+            r is not None and r.get("shard") == number and _unchanged(r, fingerprint, verify, storage_options) for r in records
+        )
         has_ok = any(r is not None and r.get("status") == "ok" for r in records)
         if not complete or (has_ok and not os.path.exists(absolute(out_dir, shard_file(kind, number)))):
             todo.append((number, members))

@@ -104,6 +104,7 @@ class StoreSession:
             shard_size=self.store.shard_size,
             estimate=estimate,
             verify=self.job.verify,
+            storage_options=self.job.inputs.storage_options,
         )
         return [task(members, number) for number, members in shards], done
 
