@@ -312,6 +312,14 @@ def _filesystem(url: str, options: Mapping[str, Any]) -> tuple[Any, str]:
         import fsspec
     except ImportError as exc:
         raise _missing_extra(exc, url) from None
+    scheme = urlsplit(url).scheme
+    try:
+        fsspec.get_filesystem_class(scheme)
+    except ValueError:
+        raise ParameterError(f"{display_url(url)}: fsspec knows no {scheme}:// filesystem") from None
+    except ImportError as exc:  # a protocol whose package is not installed: fsspec's message names it
+        reason = " ".join(str(exc).split()) or f"the {scheme}:// filesystem is not installed"
+        raise ParameterError(f"reading {scheme}:// URLs: {reason}") from None
     try:
         return fsspec.core.url_to_fs(url, **options)
     except ImportError as exc:

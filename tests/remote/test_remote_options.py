@@ -157,3 +157,16 @@ def test_a_server_without_range_support_is_one_line(s3, cli):
     assert err.strip() == (
         f"error: {url}: the server does not answer range requests (HTTP Range), which reading this file needs; download it first"
     )
+
+
+def test_unknown_scheme_and_missing_protocol_package(cli):
+    code, _, err = cli("info", "foo://host/a.wav")
+    assert code == 2
+    assert err.strip() == "error: foo://host/a.wav: fsspec knows no foo:// filesystem"
+    import importlib.util
+
+    if importlib.util.find_spec("gcsfs") is not None:
+        pytest.skip("gcsfs is installed here: gs:// has its filesystem")
+    code, _, err = cli("info", "gs://bucket/a.wav")
+    assert code == 2
+    assert err.strip() == "error: reading gs:// URLs: Please install gcsfs to access Google Storage"
