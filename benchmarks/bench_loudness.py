@@ -87,10 +87,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rss-hours", type=float, default=0.0, help="also audiokit's peak RSS on a file this long")
     parser.add_argument("--no-pyloudnorm", action="store_true", help="skip pyloudnorm (it holds the whole file)")
+    parser.add_argument("--only", choices=["stereo48", "mono16", "none"], help="one of the two files (none: --rss-hours alone)")
     args = parser.parse_args()
     print(f"# {machine_line()}")
     with temp_dir("audiokit-bench-loudness-") as tmp:
-        for sr, channels in ((48000, 2), (16000, 1)):
+        files = {"stereo48": (48000, 2), "mono16": (16000, 1)}
+        for key, (sr, channels) in files.items():
+            if args.only is not None and key != args.only:
+                continue
             path = write_test_wav(tmp / f"in-{sr}-{channels}.wav", args.minutes * 60, sr, channels=channels)
             label = f"{args.minutes:g} min, {sr / 1000:g} kHz, {'stereo' if channels == 2 else 'mono'}"
             rows = []
