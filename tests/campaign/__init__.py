@@ -14,7 +14,9 @@ stdin and folder inputs), :mod:`.signals` (SIGINT/SIGTERM at random moments).
 from __future__ import annotations
 
 import random
+import signal
 import tempfile
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -94,6 +96,13 @@ def _one(case: Case, inproc: bool) -> Verdict:
     return check(case, result, before)
 
 
+def _unignore_sigint() -> None:
+    """Let the children see SIGINT: a shell starts a background job (``cmd &``) with SIGINT ignored, children inherit
+    that across exec, and Python then installs no handler -- every Ctrl-C of the campaign would be a no-op."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def _collect(tally: Tally, verdicts: Iterator[Verdict], progress: Callable[[Verdict], None] | None) -> None:
     for v in verdicts:
         tally.add(v)
@@ -146,6 +155,8 @@ def run_campaign(
     unknown = sorted(set(chosen) - set(DEFAULT_COMMANDS[kind]))
     if unknown:
         raise ValueError(f"{kind}: unknown commands {unknown}; known: {', '.join(DEFAULT_COMMANDS[kind])}")
+    if kind == "signal":
+        _unignore_sigint()
     tally = Tally(kind)
     with tempfile.TemporaryDirectory(prefix=f"campaign-{kind}-") as tmp:
         root = workdir or Path(tmp)
