@@ -408,12 +408,13 @@ def _measure_lines(s: AnalysisState, blocks: Callable[[], Iterable[np.ndarray]])
                 g, norm, _, tau = frame_geometry(fr, frames, decim, sr)
                 v[i][grp, :, frames], r[i][grp, :, frames] = project(data, g, norm, tau, probes)
     s.v, s.r, s.v_short, s.r_short, s.times_short, s.hop_short = v[0], r[0], v[1], r[1], times2, short.hop
+    s.level_db, s.floor_db = power_db(np.mean(np.abs(v[0]) ** 2, axis=-1)), power_db(np.mean(r[0], axis=-1))
     s.signal_power = energy / max(s.n_samples, 1)
 
 
 def _result(s: AnalysisState) -> HumAnalysis:
     """The :class:`HumAnalysis` of the state; warns when no harmonic is treated."""
-    channels, n_k, m = s.channels, len(s.harmonics), s.v.shape[-1]
+    channels, n_k, m = s.channels, len(s.harmonics), s.rot.shape[-1]
     analysis = HumAnalysis(
         sr=s.sr,
         channels=channels,
@@ -427,8 +428,8 @@ def _result(s: AnalysisState) -> HumAnalysis:
         psi=s.psi,
         amplitudes=s.amplitudes.reshape(channels, n_k, m),
         treated=s.treated,
-        level_db=power_db(np.mean(np.abs(s.v) ** 2, axis=-1)),
-        floor_db=power_db(np.mean(s.r, axis=-1)),
+        level_db=s.level_db,
+        floor_db=s.floor_db,
         snr_db=s.snr_db,
         span_s=np.asarray(SPANS)[s.choice].reshape(channels, n_k),
         tracked=tuple(int(k) for k in s.tracked),

@@ -47,6 +47,10 @@ _ROW_CHUNK = 16  # (channel, harmonic) rows processed together: bounds the tempo
 _HARM_MIN_SPAN = 4.0  # s: the do-no-harm prediction spans at least this, so that frames beyond the overlap remain
 
 
+def _none() -> np.ndarray:
+    return np.zeros(0)
+
+
 def _chunks(s: AnalysisState) -> list[slice]:
     """The rows in slices of :data:`_ROW_CHUNK`."""
     n = s.channels * len(s.harmonics)
@@ -65,10 +69,11 @@ def refine_phase(s: AnalysisState) -> None:
     """
     tiny = np.finfo(float).tiny
     m, m2, times = s.v.shape[-1], s.v_short.shape[-1], s.times
-    rot = s.v.reshape(-1, m).copy()
-    rr = np.maximum(s.r.reshape(-1, m), tiny)
-    rot2 = s.v_short.reshape(-1, m2).copy()
-    rr2 = np.maximum(s.r_short.reshape(-1, m2), tiny)
+    # the measurements become the rows in place (no copy: a long signal holds them once)
+    rot, rot2 = s.v.reshape(-1, m), s.v_short.reshape(-1, m2)
+    rr = np.maximum(s.r.reshape(-1, m), tiny, out=s.r.reshape(-1, m))
+    rr2 = np.maximum(s.r_short.reshape(-1, m2), tiny, out=s.r_short.reshape(-1, m2))
+    s.v, s.r, s.v_short, s.r_short = _none(), _none(), _none(), _none()
     kk = np.tile(s.harmonics.astype(float), s.channels)[:, None]
     chunks = _chunks(s)
     psi = s.psi.copy()
@@ -86,7 +91,9 @@ def refine_phase(s: AnalysisState) -> None:
         steps = np.clip(np.diff(dpsi), -_REFINE_SLOPE * np.diff(times), _REFINE_SLOPE * np.diff(times))
         dpsi = np.clip(dpsi[:1], -_REFINE_LIMIT, _REFINE_LIMIT) + np.concatenate([[0.0], np.cumsum(steps)])
         psi += dpsi
-        rot2 *= np.exp(-2j * np.pi * kk * np.interp(s.times_short, times, dpsi))
+        turn2 = np.interp(s.times_short, times, dpsi)
+        for c in chunks:  # row by row chunk, as one product would: the same numbers, small temporaries
+            rot2[c] *= np.exp(-2j * np.pi * kk[c] * turn2)
         for c in chunks:
             rot[c] *= np.exp(-2j * np.pi * kk[c] * dpsi)
     s.rot, s.rr, s.rot_short, s.rr_short, s.psi = rot, rr, rot2, rr2, psi
@@ -175,6 +182,7 @@ def average_amplitudes(s: AnalysisState) -> None:
             power[sel] = np.mean(mean.real**2 + mean.imag**2, axis=-1)
             noise[sel] = np.mean(kappa * var / np.maximum(den, tiny) ** 2, axis=-1)
     s.amplitudes, s.power, s.noise, s.weights = amps, power, noise, weights
+    s.rot_short, s.rr_short = _none(), _none()  # no later step reads the short frames
 
 
 def detect(s: AnalysisState) -> None:

@@ -115,7 +115,10 @@ class AnalysisState:
     times_short: np.ndarray = field(default_factory=_none)  # (M2,) s
     hop_short: int = 1  # decimated samples
     signal_power: np.ndarray = field(default_factory=_none)  # (C,) mean square of each channel
-    # refine_phase: v, r, v_short, r_short as rows, turned by the phase correction, noise floored
+    level_db: np.ndarray = field(default_factory=_none)  # (C, K) 10·log10(mean_m |v|²), before refine_phase turns v
+    floor_db: np.ndarray = field(default_factory=_none)  # (C, K) 10·log10(mean_m r)
+    # refine_phase: v, r, v_short, r_short as rows, turned by the phase correction, noise floored -- in place: v, r,
+    # v_short and r_short are emptied (their buffers become these rows), so a long signal holds them once
     rot: np.ndarray = field(default_factory=_none)  # (rows, M) complex
     rr: np.ndarray = field(default_factory=_none)  # (rows, M)
     rot_short: np.ndarray = field(default_factory=_none)  # (rows, M2) complex
