@@ -28,6 +28,9 @@ COMMANDS = {
     "resample": (["--to", "8k", "-o", "{out}/r.wav"], ["r.wav"]),
     "quantize": (["--bits", "8", "-o", "{out}/q.wav", "--json"], ["q.wav"]),
     "dehum": (["-o", "{out}/d.wav"], ["d.wav"]),
+    "stats": (["--json"], []),
+    "silence": (["--json"], []),
+    "loudness": (["--json"], []),
 }
 
 
