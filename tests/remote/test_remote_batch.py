@@ -14,6 +14,8 @@ from audiokit.pipelines.info import InfoOptions
 from audiokit.pipelines.params import InputOptions
 from tests.helpers.remote import FAKE_KEY, FAKE_SECRET
 
+pytestmark = pytest.mark.slow  # every test runs a batch (worker processes)
+
 
 @pytest.fixture(scope="module")
 def corpus(s3, tmp_path_factory):
