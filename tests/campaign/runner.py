@@ -231,7 +231,7 @@ def check(case: Case, result: Result, before: dict[str, str]) -> Verdict:
         v.bad("partial outputs / temp files", f"temp files left: {temps}")
     failed = code != 0 or result.hung
     errors = [line for line in err.splitlines() if line.startswith("error:")]
-    if failed and not result.hung and code > 0 and not v.counts["tracebacks"]:
+    if failed and not result.hung and code > 0 and not v.counts["tracebacks"] and not v.counts[STARTUP]:
         if not errors or ((not case.batch or code == 2) and len(errors) != 1):
             v.bad("not one error line", f"{len(errors)} 'error:' lines on exit {code}")
     if case.overwrite:
@@ -291,8 +291,9 @@ def _check_signal_outputs(v: Verdict, after: dict[str, str], before: dict[str, s
     if code in (130, 143):
         lines = v.result.stderr.splitlines()
         word = "interrupted" if code == 130 else "terminated"
-        last = f"error: {word} after writing " if new else f"error: {word}"
+        # a batch says how far it got ("error: terminated: 3 of 5 done; run ... again to resume")
+        last = f"error: {word}" if v.case.batch else f"error: {word} after writing " if new else f"error: {word}"
         if code != (130 if signum == signal.SIGINT else 143):
             v.bad("other bad exits", f"exit {code} for {signal.Signals(signum).name}")
-        if not lines or not (lines[-1].startswith(last) if new else lines[-1] == last):
+        if not lines or not (lines[-1].startswith(last) if new or v.case.batch else lines[-1] == last):
             v.bad("not one error line", f"exit {code} without {last!r} last")

@@ -137,3 +137,12 @@ def test_check_of_a_signalled_run(folder):
     (folder / "out" / "m.npy").unlink()
     silent = _check(folder, Result(-15, b"", ""), **late)
     assert silent.counts["killed silently by a signal"] == 1
+
+
+def test_check_of_a_ctrl_c_during_interpreter_start_up(folder):
+    """Python's own KeyboardInterrupt before audiokit runs is counted apart, not as a broken invariant."""
+    err = 'Traceback (most recent call last):\n  File "<frozen runpy>", line 198\nKeyboardInterrupt\n'
+    v = _check(folder, Result(1, b"", err), reference={}, signal_at=(signal.SIGINT, 0.01))
+    assert v.problems == [] and v.counts["signals during start-up"] == 1
+    inside = err.replace("<frozen runpy>", "/x/audiokit/dsp/mel.py")
+    assert _check(folder, Result(1, b"", inside), reference={}, signal_at=(signal.SIGINT, 0.01)).counts["tracebacks"] == 1
