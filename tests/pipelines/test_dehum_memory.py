@@ -22,7 +22,17 @@ import soundfile as sf
 
 import audiokit.dsp.hum.track as track
 from audiokit.dsp.hum import HumMeter, analyze_hum
-from audiokit.dsp.hum.track import CHANNEL_GROUP, channel_groups
+from audiokit.dsp.hum.track import (
+    CHANNEL_GROUP,
+    Framer,
+    channel_groups,
+    decimation_factor,
+    frame_geometry,
+    frame_hop,
+    frame_length,
+    frame_times,
+    n_decimated,
+)
 from audiokit.io.reader import BLOCK_SAMPLES
 from audiokit.pipelines.dehum import block_samples
 from tests.helpers.memory import RSS_LIMIT_MIB, peak_rss_mib
@@ -75,6 +85,19 @@ def test_block_samples_unchanged_up_to_a_group_then_bounded_in_bytes():
         n = block_samples(channels)
         assert n == max(1024, BLOCK_SAMPLES * CHANNEL_GROUP // channels)
         assert channels * n * 8 <= max(8 << 20, channels * 1024 * 8)
+
+
+def test_frame_times_in_chunks_equal_one_call():
+    """The frame times of 20 min at 8 frames/s (9 600 frames, three chunks) are frame_geometry's, bit for bit."""
+    decim = decimation_factor(SR)
+    for length_s, hop_s in ((1.0, 0.25), (0.5, 0.125)):
+        rate = SR / decim
+        framer = Framer(
+            n_samples=n_decimated(1200 * SR + 77, decim), length=frame_length(length_s, rate), hop=frame_hop(hop_s, rate)
+        )
+        assert framer.n_frames > 2 * 4096 or hop_s == 0.25
+        whole = frame_geometry(framer, np.arange(framer.n_frames), decim, SR)[2]
+        np.testing.assert_array_equal(frame_times(framer, decim, SR), whole)
 
 
 def test_grouped_analysis_and_meter_equal_all_channels_at_once(monkeypatch):

@@ -48,6 +48,7 @@ from .track import (
     frame_geometry,
     frame_hop,
     frame_length,
+    frame_times,
     n_decimated,
     project,
     search_offsets,
@@ -336,7 +337,7 @@ def _track_drift(s: AnalysisState, blocks: Callable[[], Iterable[np.ndarray]]) -
     strong = strong[np.argsort(-prom[strong])][:_MAX_TRACKED]
     s.tracked = track_k = np.sort(s.harmonics[strong])
     framer = _framer(s)
-    _, _, times, _ = frame_geometry(framer, np.arange(framer.n_frames), s.decim, sr)
+    times = frame_times(framer, s.decim, sr)
     delta = np.zeros(framer.n_frames)
     if track_k.size:
         margin = _SEARCH_WIDENING * (hi - lo) / 2.0
@@ -396,7 +397,7 @@ def _measure_lines(s: AnalysisState, blocks: Callable[[], Iterable[np.ndarray]])
     )
     framer, short = grouped.framers[0]
     probes = s.f_ref * np.array([sign * p for p in PROBE_FRACTIONS for sign in (1.0, -1.0)])
-    _, _, times2, _ = frame_geometry(short, np.arange(short.n_frames), decim, sr)
+    times2 = frame_times(short, decim, sr)
     v = [np.zeros((channels, kmax, f.n_frames), complex) for f in (framer, short)]
     r = [np.zeros((channels, kmax, f.n_frames)) for f in (framer, short)]
     energy = np.zeros(channels)
