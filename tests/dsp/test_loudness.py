@@ -129,6 +129,8 @@ def test_results_do_not_depend_on_the_block_size(rng):
         assert r.integrated == pytest.approx(results[0].integrated, abs=1e-10)
         np.testing.assert_allclose(r.short_term, results[0].short_term, atol=1e-10)
         assert r.lra == pytest.approx(results[0].lra, abs=1e-10)
+        assert r.momentary_max == pytest.approx(results[0].momentary_max, abs=1e-10)
+        assert r.short_term_max == pytest.approx(results[0].short_term_max, abs=1e-10)
         np.testing.assert_allclose(r.true_peak, results[0].true_peak, rtol=1e-6)
 
 

@@ -4,8 +4,8 @@ Model
 -----
 Each channel is K-weighted (:func:`~audiokit.dsp.loudness.kweighting.k_weighting_sos`, the filter state carried
 from block to block by :func:`~audiokit.dsp.loudness.biquads.sos_filter`), squared and summed over **100 ms
-sub-blocks**: sub-block ``k`` holds samples
-``[b(k), b(k+1))`` with ``b(k) = floor(k sr / 10 + 1/2)`` (exactly 100 ms on average at any rate).  From them:
+sub-blocks**: sub-block ``k`` holds samples ``[b(k), b(k+1))`` with ``b(k) = floor(k sr / 10 + 1/2)`` (exactly
+100 ms on average at any rate).  From them:
 
 * **momentary** loudness: 400 ms windows (4 sub-blocks) every 100 ms, the first ending at 0.4 s;
 * **short-term** loudness: 3 s windows (30 sub-blocks) every 100 ms, the first ending at 3 s;
@@ -183,10 +183,6 @@ class LoudnessMeter:
         self._short_term_max = 0.0
         self._peaks = TruePeakMeter(self.sr, n_channels, factor=None if true_peak else 1)
         self._with_true_peak = true_peak
-
-    def boundary(self, k: int) -> int:
-        """First sample of sub-block ``k``: ``b(k) = floor(k sr / 10 + 1/2)``."""
-        return (k * self.sr + 5) // 10
 
     def _tick_bounds(self, first: int, last: int) -> np.ndarray:
         """First samples of ticks ``first..last`` (10 ms: ``floor(k sr / 100 + 1/2)``; tick ``10 k`` starts sub-block ``k``)."""
