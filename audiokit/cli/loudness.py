@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Optional
 
 import typer
 
-from ..errors import InputError, ParameterError
+from ..errors import ParameterError
 from ..io.npy import sidecar_path
 from ..pipelines.loudness import LoudnessOptions, check_options, loudness_file
 from . import console
 from .options import FixNonFinite, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter
+from .reports import check_json_flags, report_each
 from .stft_options import Size
 
 OUT_PANEL = "Output"
@@ -59,15 +59,6 @@ def _print_table(report: dict) -> None:
         )
     rows += [[reason_of, "", reason] for reason_of, reason in report["undefined"].items()]
     console.print_table(head, ["field", "value", "note"], rows)
-
-
-def _print_report(report: dict, json_out: bool, json_lines: bool) -> None:
-    if json_lines:
-        print(json.dumps(report))
-    elif json_out:
-        print(json.dumps(report, indent=2))
-    else:
-        _print_table(report)
 
 
 def loudness_command(
@@ -129,8 +120,7 @@ def loudness_command(
         audiokit loudness *.wav --jsonl | jq -r '[.path, .integrated_lufs, .true_peak_dbtp] | @tsv'
     """
     params = dict(locals())
-    if json_out and json_lines:
-        raise ParameterError("--json and --jsonl exclude each other (--json indents each object, --jsonl puts one per line)")
+    check_json_flags(json_out, json_lines)
     if (npy is not None or output is not None) and len(files) > 1:
         raise ParameterError(f"--series and -o take one input file ({len(files)} given); use 'audiokit batch loudness --png'")
     if (json_out or json_lines) and output == "-":
@@ -139,21 +129,16 @@ def loudness_command(
     options = options_from(params)
     check_options(options)
     inputs = inputs_from(params)
-    failed = None
-    for path in files:
-        try:
-            job = loudness_file(path, options, png=output, series=npy, inputs=inputs, reporter=reporter())
-        except InputError as exc:
-            if len(files) == 1:
-                raise
-            console.error(str(exc))
-            failed = exc
-            continue
-        written = [p for p in (output, npy) if p not in (None, "-")]
-        written += [str(sidecar_path(npy))] if npy is not None and npy.lower().endswith(".npy") else []
-        if output == "-":  # stdout holds the PNG bytes only
-            print_paths(written, to_stderr=True)
-            continue
-        _print_report(job.report or {}, json_out, json_lines)
-        print_paths(written, to_stderr=json_out or json_lines)
-    return failed.exit_code if failed else 0
+
+    def measure(path: str) -> dict:
+        return loudness_file(path, options, png=output, series=npy, inputs=inputs, reporter=reporter()).report or {}
+
+    written = [p for p in (output, npy) if p not in (None, "-")]
+    written += [str(sidecar_path(npy))] if npy is not None and npy.lower().endswith(".npy") else []
+    if output == "-":  # stdout holds the PNG bytes only
+        measure(files[0])
+        print_paths(written, to_stderr=True)
+        return 0
+    status = report_each(files, measure, _print_table, json_out=json_out, json_lines=json_lines)
+    print_paths(written, to_stderr=json_out or json_lines)
+    return status
