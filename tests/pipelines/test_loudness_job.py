@@ -62,42 +62,17 @@ def test_tone_reads_its_level_and_the_gain_to_a_target(tmp_path):
     assert report["target_lufs"] == -16.0
 
 
+#: The fields without a value when there is no 3 s window, and when there is no 400 ms block above the gate.
+NO_SHORT_TERM = {"short_term_max_lufs", "loudness_range_lu", "lra_low_lufs", "lra_high_lufs"}
+NO_BLOCK = {"integrated_lufs", "relative_gate_lufs", "momentary_max_lufs", "gain_db", "peak_after_gain_db"}
+
+
 @pytest.mark.parametrize(
     ("seconds", "level", "undefined"),
     [
-        (
-            0.3,
-            -20.0,
-            {
-                "integrated_lufs",
-                "relative_gate_lufs",
-                "momentary_max_lufs",
-                "short_term_max_lufs",
-                "loudness_range_lu",
-                "lra_low_lufs",
-                "lra_high_lufs",
-                "gain_db",
-                "peak_after_gain_db",
-            },
-        ),
-        (2.0, -20.0, {"short_term_max_lufs", "loudness_range_lu", "lra_low_lufs", "lra_high_lufs"}),
-        (
-            4.0,
-            None,
-            {
-                "integrated_lufs",
-                "relative_gate_lufs",
-                "momentary_max_lufs",
-                "short_term_max_lufs",
-                "loudness_range_lu",
-                "lra_low_lufs",
-                "lra_high_lufs",
-                "sample_peak_dbfs",
-                "true_peak_dbtp",
-                "gain_db",
-                "peak_after_gain_db",
-            },
-        ),
+        (0.3, -20.0, NO_SHORT_TERM | NO_BLOCK),
+        (2.0, -20.0, NO_SHORT_TERM),
+        (4.0, None, NO_SHORT_TERM | NO_BLOCK | {"sample_peak_dbfs", "true_peak_dbtp"}),
     ],
 )
 def test_short_and_silent_inputs_are_null_with_a_reason(tmp_path, seconds, level, undefined):
