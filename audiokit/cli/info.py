@@ -9,7 +9,7 @@ import typer
 
 from ..pipelines.info import InfoOptions, info
 from . import console
-from .options import FixNonFinite, RawChannels, RawFormatOpt, RawRate, inputs_from, reporter
+from .options import FixNonFinite, JsonLinesPerFile, JsonPerFile, RawChannels, RawFormatOpt, RawRate, inputs_from, reporter
 from .reports import report_each
 
 
@@ -36,12 +36,8 @@ def _print_table(report: dict) -> None:
 
 def info_command(
     files: Annotated[list[str], typer.Argument(help="Audio files (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
-    json_out: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object per file on stdout (indented) instead of a table.")
-    ] = False,
-    json_lines: Annotated[
-        bool, typer.Option("--jsonl", help="Print one JSON object per file, one per line (JSON Lines).")
-    ] = False,
+    json_out: JsonPerFile = False,
+    json_lines: JsonLinesPerFile = False,
     rate: RawRate = None,
     fmt: RawFormatOpt = None,
     channels: RawChannels = None,

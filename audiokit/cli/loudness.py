@@ -11,7 +11,18 @@ from ..errors import ParameterError
 from ..io.npy import sidecar_path
 from ..pipelines.loudness import LoudnessOptions, check_options, loudness_file
 from . import console
-from .options import FixNonFinite, RawChannels, RawFormatOpt, RawRate, inputs_from, print_paths, refuse_terminal, reporter
+from .options import (
+    FixNonFinite,
+    JsonLinesPerFile,
+    JsonPerFile,
+    RawChannels,
+    RawFormatOpt,
+    RawRate,
+    inputs_from,
+    print_paths,
+    refuse_terminal,
+    reporter,
+)
 from .reports import check_json_flags, report_each
 from .stft_options import Size
 
@@ -63,12 +74,8 @@ def _print_table(report: dict) -> None:
 
 def loudness_command(
     files: Annotated[list[str], typer.Argument(help="Audio files (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
-    json_out: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object per file on stdout (indented) instead of a table.")
-    ] = False,
-    json_lines: Annotated[
-        bool, typer.Option("--jsonl", help="Print one JSON object per file, one per line (JSON Lines).")
-    ] = False,
+    json_out: JsonPerFile = False,
+    json_lines: JsonLinesPerFile = False,
     target: Annotated[
         Optional[str],
         typer.Option(

@@ -18,6 +18,12 @@ from .common import given_storage_options
 RAW_PANEL = "Raw PCM input (headerless files or stdin)"
 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of a table.")]
+#: ``--json``/``--jsonl`` of the commands that report on each of several files (info, stats, silence, loudness;
+#: printed by :func:`audiokit.cli.reports.report_each`).
+JsonPerFile = Annotated[
+    bool, typer.Option("--json", help="Print one JSON object per file on stdout (indented) instead of a table.")
+]
+JsonLinesPerFile = Annotated[bool, typer.Option("--jsonl", help="Print one JSON object per file, one per line (JSON Lines).")]
 RawRate = Annotated[
     Optional[str],
     typer.Option("--rate", help="Sample rate of raw PCM input, e.g. 16000 or 16k.", rich_help_panel=RAW_PANEL),

@@ -11,7 +11,17 @@ import typer
 from ..errors import ParameterError
 from ..pipelines.silence import SilenceOptions, detect_silence, trim_file, write_manifest
 from . import console
-from .options import FixNonFinite, RawChannels, RawFormatOpt, RawRate, inputs_from, refuse_terminal, reporter
+from .options import (
+    FixNonFinite,
+    JsonLinesPerFile,
+    JsonPerFile,
+    RawChannels,
+    RawFormatOpt,
+    RawRate,
+    inputs_from,
+    refuse_terminal,
+    reporter,
+)
 from .reports import check_json_flags, report_each
 
 
@@ -52,10 +62,8 @@ def silence_command(
     frame: Annotated[
         str, typer.Option("--frame", help="Frame of the RMS levels; 1 (sample) = ffmpeg's per-sample rule.")
     ] = "10ms",
-    json_out: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object per file on stdout (indented) instead of a table.")
-    ] = False,
-    json_lines: Annotated[bool, typer.Option("--jsonl", help="Print one JSON object per file, one per line.")] = False,
+    json_out: JsonPerFile = False,
+    json_lines: JsonLinesPerFile = False,
     manifest: Annotated[
         Optional[str],
         typer.Option(
