@@ -13,7 +13,7 @@ import struct
 from dataclasses import dataclass
 from typing import BinaryIO
 
-__all__ = ["WavHeader", "scan_wav_header"]
+__all__ = ["WavHeader", "scan_wav_header", "wave_channel_mask"]
 
 #: 32-bit size field meaning "see the ds64 chunk" (RF64) or "unknown" (streamed WAV).
 _SIZE_PLACEHOLDER = 0xFFFFFFFF
@@ -147,3 +147,28 @@ def scan_wav_header(fh: BinaryIO, file_size: int) -> WavHeader | None:
         channels, sr, block_align, bits = fmt
         result = WavHeader(channels, sr, block_align, bits, None, 0)
     return result
+
+
+def wave_channel_mask(path: str) -> int | None:
+    """The ``dwChannelMask`` of a WAVE_FORMAT_EXTENSIBLE file's ``fmt `` chunk; None for anything else (another
+    container, a plain WAV, stdin, a URL, an unreadable header: the channel count's layout then applies)."""
+    if path == "-" or "://" in path:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(12)
+            if len(head) < 12 or head[:4] not in (b"RIFF", b"RF64", b"BW64") or head[8:12] != b"WAVE":
+                return None
+            for _ in range(64):  # the fmt chunk comes before the data; a header with more chunks is not looked into
+                chunk = fh.read(8)
+                if len(chunk) < 8:
+                    return None
+                name, size = struct.unpack("<4sI", chunk)
+                if name == b"fmt ":
+                    body = fh.read(min(size, 40))
+                    tag = struct.unpack_from("<H", body)[0] if len(body) >= 2 else None
+                    return struct.unpack_from("<I", body, 20)[0] if tag == 0xFFFE and len(body) >= 24 else None
+                fh.seek(size + (size & 1), 1)
+    except OSError:
+        return None
+    return None

@@ -9,7 +9,6 @@ report, each with its reason in ``"undefined"``.
 from __future__ import annotations
 
 import math
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,11 +22,12 @@ from ..io import check_distinct, check_output_path, outputs_together
 from ..io.atomic import write_text_atomic
 from ..io.npy import save_npy, sidecar_path
 from ..io.reader import BLOCK_SAMPLES
+from ..io.wavheader import wave_channel_mask
 from .params import InputOptions, check_figure_path, finite_or_none
 from .progress import SILENT, Reporter
 from .registry import JobResult, JobSpec, SourceFacts
 
-__all__ = ["FILL_LUFS", "LOUDNESS_SPEC", "LoudnessOptions", "check_options", "loudness_file", "wave_channel_mask"]
+__all__ = ["FILL_LUFS", "LOUDNESS_SPEC", "LoudnessOptions", "check_options", "loudness_file"]
 
 #: The value written in a ``--series`` .npy cell that has no loudness: digital silence (-inf LUFS) or a short-term
 #: window not yet full (before 3 s).  A .csv leaves such a cell empty.
@@ -78,31 +78,6 @@ def check_options(options: LoudnessOptions) -> None:
 
     _ = options.target_lufs
     parse_size(options.size)
-
-
-def wave_channel_mask(path: str) -> int | None:
-    """The ``dwChannelMask`` of a WAVE_FORMAT_EXTENSIBLE file's ``fmt `` chunk; None for anything else (another
-    container, a plain WAV, stdin, a URL, an unreadable header: the channel count's layout then applies)."""
-    if path == "-" or "://" in path:
-        return None
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(12)
-            if len(head) < 12 or head[:4] not in (b"RIFF", b"RF64", b"BW64") or head[8:12] != b"WAVE":
-                return None
-            for _ in range(64):  # the fmt chunk comes before the data; a header with more chunks is not looked into
-                chunk = fh.read(8)
-                if len(chunk) < 8:
-                    return None
-                name, size = struct.unpack("<4sI", chunk)
-                if name == b"fmt ":
-                    body = fh.read(min(size, 40))
-                    tag = struct.unpack_from("<H", body)[0] if len(body) >= 2 else None
-                    return struct.unpack_from("<I", body, 20)[0] if tag == 0xFFFE and len(body) >= 24 else None
-                fh.seek(size + (size & 1), 1)
-    except OSError:
-        return None
-    return None
 
 
 def _db(value: float) -> float | None:

@@ -12,7 +12,8 @@ import soundfile as sf
 
 from audiokit.dsp.loudness import LoudnessMeter, channel_weights
 from audiokit.errors import ParameterError
-from audiokit.pipelines.loudness import FILL_LUFS, LoudnessOptions, check_options, loudness_file, wave_channel_mask
+from audiokit.io.wavheader import wave_channel_mask
+from audiokit.pipelines.loudness import FILL_LUFS, LoudnessOptions, check_options, loudness_file
 from tests.helpers.cli import png_size
 
 
