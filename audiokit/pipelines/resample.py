@@ -11,6 +11,13 @@ Conventions (also in README "audiokit resample")
 * Overshoot and ``normalize``: :mod:`audiokit.pipelines.fullscale`.  With
   ``normalize`` the input is read twice (standard input is spooled by the
   reader, so it can be read twice as well).
+* Range: soxr filters in single precision (below ``very-high`` in and out,
+  internally at every quality), so a float input whose filtered values
+  overflow float32 (samples near 3e38) is redone scaled: the input times
+  2**-e (e the exponent of its peak, exact), the output times 2**e
+  (resampling is linear).  A result beyond float32's range written as FLOAT
+  is refused (exit 3: ``--normalize`` or ``--subtype DOUBLE``) -- never Inf
+  or NaN at exit 0.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from ..dsp.resample import (
     nearest_indices,
     output_length,
 )
-from ..errors import ParameterError
+from ..errors import InputError, ParameterError
 from ..io import WavWriter, check_output_path, derived_output
 from ..io.reader import BLOCK_SAMPLES, MAX_SR, MIN_SR, AudioSource
 from ..io.subtypes import resolve_subtype
@@ -99,15 +106,55 @@ def _quality(options: ResampleOptions) -> Quality:
     return cast("Quality", options.quality)
 
 
-def _filtered_blocks(source: AudioSource, sr_out: int, quality: Quality) -> Iterator[np.ndarray]:
+class _Overflow(Exception):
+    """Filtering a float input overflowed float32: the job restarts scaled (:func:`_peak_exponent`)."""
+
+
+#: Float subtypes, whose samples can reach float32's range (integer PCM is within ±1).
+_FLOAT_SUBTYPES = frozenset({"FLOAT", "DOUBLE"})
+
+
+def _peak_exponent(source: AudioSource) -> int:
+    """``e`` with the input's peak below ``2**e`` (a reading pass): the scaled run's exponent."""
+    peak = 0.0
+    for block in source.blocks(BLOCK_SAMPLES, dtype="float64"):
+        if block.size:
+            peak = max(peak, float(np.abs(block).max()))
+    return int(np.frexp(peak)[1])
+
+
+def _filtered_blocks(source: AudioSource, sr_out: int, quality: Quality, *, exponent: int = 0) -> Iterator[np.ndarray]:
     """Band-limited output blocks (soxr), ending with the filter tail; input blocks sized by
-    :func:`~audiokit.dsp.resample.block_samples`, so a large up-ratio or many channels do not grow them."""
-    dtype = np.float64 if quality == "very-high" else np.float32
+    :func:`~audiokit.dsp.resample.block_samples`, so a large up-ratio or many channels do not grow them.
+
+    With ``exponent`` e > 0 the input is filtered times ``2**-e`` in double precision and the output scaled back
+    by ``2**e``.  Otherwise a non-finite block from a float input (soxr's single-precision sums overflowed: the
+    reader passes only finite samples) raises :class:`_Overflow`.
+    """
+    dtype = np.float64 if exponent or quality == "very-high" else np.float32
+    watch = not exponent and source.subtype in _FLOAT_SUBTYPES
     resampler = Resampler(sr_in=source.sr, sr_out=sr_out, channels=source.channels, dtype=dtype, quality=quality)
     size = block_samples(BLOCK_SAMPLES, sr_in=source.sr, sr_out=sr_out, channels=source.channels)
-    for block in source.blocks(size, dtype=np.dtype(dtype).name):
-        yield resampler.process(block)
-    yield resampler.flush()
+    with np.errstate(over="ignore", invalid="ignore"):
+        for block in source.blocks(size, dtype=np.dtype(dtype).name):
+            y = resampler.process(np.ldexp(block, -exponent) if exponent else block)
+            if watch and not np.isfinite(y).all():
+                raise _Overflow
+            yield np.ldexp(y, exponent) if exponent else y
+        y = resampler.flush()
+    if watch and not np.isfinite(y).all():
+        raise _Overflow
+    yield np.ldexp(y, exponent) if exponent else y
+
+
+def _check_float32_range(y: np.ndarray, subtype: str, target: str) -> None:
+    """A FLOAT output cannot hold values beyond float32's largest (they would be written as Inf): refuse."""
+    if subtype == "FLOAT" and y.size and y.dtype == np.float64 and float(np.abs(y).max()) > float(np.finfo(np.float32).max):
+        raise InputError(
+            f"the resampled signal exceeds float32's range (peak {dbfs(float(np.abs(y).max())):+.2f} dBFS): "
+            "use --normalize, or --subtype DOUBLE",
+            target,
+        )
 
 
 def _naive_blocks(source: AudioSource, sr_out: int) -> Iterator[np.ndarray]:
@@ -145,31 +192,11 @@ def resample_file(
         audio_container(target, subtype)
         n_out = output_length(source.n_samples, sr_in=source.sr, sr_out=sr_out)
 
-        def blocks() -> Iterator[np.ndarray]:
-            if options.no_filter:
-                return _naive_blocks(source, sr_out)
-            return _filtered_blocks(source, sr_out, quality)
-
-        guard = FullScaleGuard(subtype)
-        passes = 2 if options.normalize else 1
-        scale = source.n_samples / max(n_out, 1)  # progress is counted in input samples
-        with reporter.progress(f"resample {source.name}", passes * source.n_samples) as advance:
-            if options.normalize:
-                peak = 0.0
-                for y in blocks():
-                    peak = max(peak, measure_overshoot(y).peak)
-                    advance(y.shape[1] * scale)
-                if guard.fit_peak(peak):
-                    reporter.info(
-                        f"{target}: resampled peak {dbfs(peak):+.2f} dBFS; --normalize applies a gain of "
-                        f"{dbfs(guard.gain):.2f} dB"
-                    )
-                else:
-                    reporter.info(f"{target}: resampled peak {dbfs(peak):+.2f} dBFS is within full scale; no gain applied")
-            with WavWriter(target, sr=sr_out, channels=source.channels, subtype=subtype, expected_samples=n_out) as writer:
-                for y in blocks():
-                    writer.write(guard(y))
-                    advance(y.shape[1] * scale)
+        try:
+            guard = _write(source, target, subtype, sr_out, n_out, options, quality, reporter)
+        except _Overflow:
+            exponent = _peak_exponent(source)
+            guard = _write(source, target, subtype, sr_out, n_out, options, quality, reporter, exponent=exponent)
     message = guard.warning(target, "the resampled signal")
     if message:
         warnings.warn(message, stacklevel=2)
@@ -178,6 +205,49 @@ def resample_file(
     return ResampleResult(
         output=target, sr=sr_out, n_samples=n_out, subtype=subtype, gain=guard.gain, source=SourceFacts.of(source)
     )
+
+
+def _write(
+    source: AudioSource,
+    target: str,
+    subtype: str,
+    sr_out: int,
+    n_out: int,
+    options: ResampleOptions,
+    quality: Quality,
+    reporter: Reporter,
+    *,
+    exponent: int = 0,
+) -> FullScaleGuard:
+    """Resample ``source`` into ``target`` (one or two passes, see ``normalize``); the guard that scaled the output."""
+
+    def blocks() -> Iterator[np.ndarray]:
+        if options.no_filter:
+            return _naive_blocks(source, sr_out)
+        return _filtered_blocks(source, sr_out, quality, exponent=exponent)
+
+    guard = FullScaleGuard(subtype)
+    passes = 2 if options.normalize else 1
+    scale = source.n_samples / max(n_out, 1)  # progress is counted in input samples
+    with reporter.progress(f"resample {source.name}", passes * source.n_samples) as advance:
+        if options.normalize:
+            peak = 0.0
+            for y in blocks():
+                peak = max(peak, measure_overshoot(y).peak)
+                advance(y.shape[1] * scale)
+            if guard.fit_peak(peak):
+                reporter.info(
+                    f"{target}: resampled peak {dbfs(peak):+.2f} dBFS; --normalize applies a gain of {dbfs(guard.gain):.2f} dB"
+                )
+            else:
+                reporter.info(f"{target}: resampled peak {dbfs(peak):+.2f} dBFS is within full scale; no gain applied")
+        with WavWriter(target, sr=sr_out, channels=source.channels, subtype=subtype, expected_samples=n_out) as writer:
+            for y in blocks():
+                scaled = guard(y)
+                _check_float32_range(scaled, subtype, target)
+                writer.write(scaled)
+                advance(y.shape[1] * scale)
+    return guard
 
 
 def check_options(options: ResampleOptions) -> None:

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+import audiokit
+
 SR = 16000
 
 
@@ -292,3 +294,39 @@ def test_dehum_finds_the_same_hum_up_to_its_safe_peak(cli, tmp_path):
     assert reports["loud"]["treated"] == reports["unit"]["treated"]
     loud, unit = sf.read(tmp_path / "d_loud.wav")[0], sf.read(tmp_path / "d_unit.wav")[0]
     np.testing.assert_allclose(loud / 2.0**31, unit, atol=1e-4)  # the same removal, float32 demodulation
+
+
+def test_resample_of_adjacent_3e38_samples_is_scaled_not_inf(cli, tmp_path):
+    """soxr filters in single precision at every quality: two adjacent 3e38 samples overflowed its sums (830 of
+    4000 samples Inf/NaN at exit 0, found by the campaign).  The run is redone scaled by an exact power of two."""
+    x = (0.5 * np.sin(np.arange(4000) * 0.05))[:, None].repeat(2, axis=1).astype(np.float32)
+    x[150:152] = np.float32(3e38)
+    sf.write(tmp_path / "in.wav", x, SR, subtype="FLOAT")
+    for quality in ("high", "very-high"):
+        out = tmp_path / f"o-{quality}.wav"
+        code, _, err = cli("resample", tmp_path / "in.wav", "--to", "8k", "--quality", quality, "--subtype", "DOUBLE", "-o", out)
+        assert code == 0, err
+        _no_numpy_warning(err)
+        y = sf.read(out, always_2d=True)[0]
+        assert np.isfinite(y).all()
+        assert "peak +7" in err  # the true peak (~+750 dBFS), not one measured past Inf values
+        # resampling is linear: the result is 2**128 times that of the input scaled by 2**-128
+        reference = np.ldexp(
+            audiokit.resample(np.ldexp(x.T.astype(np.float64), -128), sr=SR, target_sr=8000, quality=quality), 128
+        )
+        np.testing.assert_allclose(y.T, reference, rtol=1e-5, atol=1e-6 * np.abs(reference).max())
+
+
+def test_resampled_values_beyond_float32_written_as_float_are_an_input_error(cli, tmp_path):
+    """A step between ∓3.4e38 overshoots (Gibbs) past float32's largest: FLOAT cannot hold it, DOUBLE can."""
+    x = np.full((2000, 1), -3.4e38, np.float32)
+    x[1000:] = np.float32(3.4e38)
+    sf.write(tmp_path / "in.wav", x, SR, subtype="FLOAT")
+    code, stdout, err = cli("resample", tmp_path / "in.wav", "--to", "48k", "-o", tmp_path / "o.wav")
+    assert (code, stdout) == (3, "")
+    assert "exceeds float32's range" in err and err.count("error:") == 1, err
+    assert not (tmp_path / "o.wav").exists()
+    code, _, err = cli("resample", tmp_path / "in.wav", "--to", "48k", "--subtype", "DOUBLE", "-o", tmp_path / "o.wav")
+    assert code == 0, err
+    y = sf.read(tmp_path / "o.wav")[0]
+    assert np.isfinite(y).all() and np.abs(y).max() > np.finfo(np.float32).max
