@@ -355,11 +355,23 @@ def _matches(name: str, glob: str | None, extensions: frozenset[str]) -> bool:
 
 
 def _is_special(entry: os.DirEntry[str]) -> bool:
-    """True for a FIFO, socket or device, or a link to one (not a folder: walked apart); a broken link is not one (it
-    fails on its own, unopened)."""
-    if entry.is_file():
+    """True for a FIFO, socket or device, or a link to one (not a folder: walked apart); a broken link, or one whose
+    target cannot be looked at, is not one (it fails on its own, unopened)."""
+    try:
+        if entry.is_file():
+            return False
+        return _is_special_path(entry.path) if entry.is_symlink() else True
+    except OSError:
         return False
-    return _is_special_path(entry.path) if entry.is_symlink() else True
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    """``entry.is_dir()``, False when its target cannot be looked at (a link into ``/proc/1/cwd``: EACCES, which
+    ``is_dir`` raises): taken as a file, that input then fails on its own instead of the whole batch."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _walk(
@@ -383,7 +395,7 @@ def _walk(
             continue  # unreadable or removed meanwhile (os.walk's default: skipped)
         subfolders = []
         for entry in entries:
-            if entry.is_dir():  # a folder is walked after this one's files; a link to one is not followed (os.walk's rule)
+            if _is_folder(entry):  # a folder is walked after this one's files; a link to one is not followed (os.walk's rule)
                 if not entry.is_symlink() and entry.path != skip:
                     subfolders.append(entry.path)
                 continue

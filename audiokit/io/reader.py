@@ -345,6 +345,8 @@ def _open_path(path: str) -> BinaryIO:
         raise InputError("no such file", path) from None
     except PermissionError:
         raise InputError("permission denied", path) from None
+    except OSError as exc:  # a link loop (ELOOP), a path through a file (ENOTDIR), a name too long ...
+        raise InputError(f"cannot open: {exc.strerror or exc}", path) from None
     if stat.S_ISDIR(info.st_mode):
         raise InputError("is a directory, not an audio file", path)
     try:

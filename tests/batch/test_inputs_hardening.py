@@ -172,3 +172,19 @@ def test_a_manifest_writer_refuses_a_replaced_folder(tmp_path):
             writer.append({"id": "b"})
     assert (tmp_path / "moved" / "manifest.jsonl").read_text().count("\n") == 1
     assert (out / "manifest.jsonl").read_text() == ""
+
+
+def test_a_link_in_a_folder_that_cannot_be_looked_at_fails_alone(cli, tmp_path):
+    """A link whose target ``stat`` refuses with other than ENOENT (a loop: ELOOP; through a file: ENOTDIR; into
+    ``/proc/1/cwd`` where that is EACCES): ``DirEntry.is_dir`` raised, and the whole batch ended in "internal
+    error: PermissionError", exit 1 (found by the campaign).  Now that input fails on its own, the others run."""
+    data = tmp_path / "in"
+    write_tone_noise(data / "a.wav", 0.3, seed=1)
+    (data / "loop.wav").symlink_to("loop.wav")
+    (data / "plain").write_bytes(b"")
+    (data / "through.wav").symlink_to("plain/x.wav")
+    code, _, err = cli("batch", "mel", data, "--out", tmp_path / "out")
+    assert code == ExitStatus.INPUT, err
+    assert "internal error" not in err
+    records = {Path(r["path"]).name: r["status"] for r in manifest_lines(tmp_path / "out")}
+    assert records == {"a.wav": "ok", "loop.wav": "failed", "through.wav": "failed"}

@@ -35,9 +35,7 @@ def _describe(tally) -> str:
     + [("list", max(4, CASES // 15), False), ("signal", max(4, CASES // 20), False)],
 )
 def test_campaign_breaks_no_invariant(kind, runs, inproc):
-    # hostile=False: a folder entry whose stat() fails (a link to /proc/1/cwd) makes `batch` exit 1 ("internal
-    # error: PermissionError") today; the long campaign includes it (python -m tests.campaign).
-    tally = run_campaign(kind, runs, seed=20, inproc=inproc, jobs=2, hostile=False)
+    tally = run_campaign(kind, runs, seed=20, inproc=inproc, jobs=2)
     assert tally.counts["runs"] == runs
     assert tally.violations == 0, _describe(tally)
     print(f"campaign {kind}: exit statuses {dict(tally.exits)}")  # shown with pytest -s
