@@ -69,16 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     console.set_debug(False)  # until the command's --debug is read
     signals.forget_written()
-    with signals.recorded() as received:
-        try:
-            stdio.reopen_closed_stdio()
-            code = _run(args)
-        finally:  # temp files a signal stranded between two context managers (none if io.atomic was never imported)
-            if (atomic := sys.modules.get("audiokit.io.atomic")) is not None:
-                atomic.discard_live_temps()
+    code: int = ExitStatus.OK
+    with signals.recorded() as received:  # also removes the temp files a signal stranded (signals.recorded)
+        stdio.reopen_closed_stdio()
+        code = _run(args)
     if received and code not in (ExitStatus.INTERRUPTED, ExitStatus.TERMINATED):
-        # The signal's exception was swallowed inside a callback and the command went on to the end: its outputs
-        # are complete (committed together), but the run was still interrupted, and says so.
+        # The signal's exception was swallowed inside a callback, or landed just after _run returned: the command
+        # went on to the end and its outputs are complete (committed together), but the run was still interrupted.
         code, word = signals.ENDED_BY[received[0]]
         console.error(signals.after_writing(word))
     try:

@@ -31,7 +31,7 @@ OUT_PANEL = "Output"
 
 def options_from(params: Mapping[str, Any]) -> LoudnessOptions:
     """The pipeline options from the parameter values of :func:`loudness_command` (also ``audiokit batch loudness``)."""
-    return LoudnessOptions(target=params["target"], true_peak=params["true_peak"], size=params["size"])
+    return LoudnessOptions(target=params["target"], true_peak=not params["no_true_peak"], size=params["size"])
 
 
 def _text(value: float | None, unit: str, digits: int = 1) -> str:
@@ -82,12 +82,12 @@ def loudness_command(
             "--target", help="Target loudness in LUFS (-23 EBU R128, -16 podcasts, -14 streaming): report the gain to reach it."
         ),
     ] = None,
-    true_peak: Annotated[
+    no_true_peak: Annotated[
         bool,
         typer.Option(
-            "--true-peak/--no-true-peak", help="Measure the true peak (4x oversampling below 96 kHz), or the sample peak only."
+            "--no-true-peak", help="Measure the sample peak only (default: the true peak, 4x oversampling below 96 kHz)."
         ),
-    ] = True,
+    ] = False,
     npy: Annotated[
         Optional[str],
         typer.Option(

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ExitStatus
-from ..held import deferred
+from ..held import deferred, signals_held
 
 __all__ = ["ENDED_BY", "Terminated", "after_writing", "forget_written", "ignore_while_exiting", "install_for_process", "recorded"]
 
@@ -120,7 +120,11 @@ def _quiet_unraisable(unraisable: Any) -> None:
 @contextlib.contextmanager
 def recorded() -> Iterator[list[int]]:
     """Handle SIGTERM (and SIGINT, unless the run started with it ignored) for the ``with`` block; yield the signals
-    received (in order), which stays readable after the block."""
+    received (in order), which stays readable after the block.
+
+    A signal's exception that escapes the block (it landed just before or after the run's own handlers) is
+    swallowed: it is in the list.  At the end, the temp files a signal stranded are removed
+    (:func:`audiokit.io.atomic.discard_live_temps`) and the previous handlers restored, signals held meanwhile."""
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     # Ctrl-C stays ignored when the run was started with it ignored (a background job); otherwise it is recorded too
     previous_int = signal.getsignal(signal.SIGINT)
@@ -131,7 +135,14 @@ def recorded() -> Iterator[list[int]]:
     _RECEIVED.clear()
     try:
         yield _RECEIVED
+    except (KeyboardInterrupt, Terminated):
+        pass  # landed outside the run's own handling (just before or after it): recorded, main reports it
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        if catch_int:
-            signal.signal(signal.SIGINT, previous_int)
+        # held: a signal meanwhile is handled by the restored handler once both are back (the process's own
+        # handler prints its line and exits, see install_for_process)
+        with signals_held():
+            if (atomic := sys.modules.get("audiokit.io.atomic")) is not None:  # not imported: nothing written
+                atomic.discard_live_temps()  # temp files a signal stranded between two context managers
+            signal.signal(signal.SIGTERM, previous)
+            if catch_int:
+                signal.signal(signal.SIGINT, previous_int)

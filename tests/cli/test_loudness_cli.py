@@ -32,6 +32,17 @@ def test_table(cli, two):
     assert "true peak" in out and "dBTP" in out and "4x" in out
 
 
+def test_no_true_peak_reports_the_sample_peak_only(cli, two):
+    code, out, err = cli("loudness", two[0], "--jsonl", "--no-true-peak")
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    assert report["true_peak_oversampling"] is None and report["true_peak_dbtp"] is None
+    assert report["sample_peak_dbfs"] == pytest.approx(-23.0, abs=0.01)  # the tone's amplitude is -23 dBFS
+    code, out, _ = cli("loudness", two[0], "--jsonl")
+    full = json.loads(out)
+    assert full["true_peak_oversampling"] == 4 and full["sample_peak_dbfs"] == report["sample_peak_dbfs"]
+
+
 @pytest.mark.parametrize("flag", ["--json", "--jsonl"])
 def test_json_is_one_object_per_file_whatever_their_number(cli, two, flag):
     code, out, _ = cli("loudness", flag, two[0])
