@@ -122,6 +122,8 @@ def _run(args: list[str]) -> int:
     except AudiokitError as exc:  # standard output closed (see stdio._ClosedOutput)
         _report(exc, str(exc))
         return exc.exit_code
+    finally:
+        signals.stop_raising()  # the work is over: a signal now is recorded, and main reports it
 
 
 def _run_app(args: list[str]) -> int:

@@ -21,9 +21,18 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ExitStatus
-from ..held import deferred, signals_held
+from ..held import deferred
 
-__all__ = ["ENDED_BY", "Terminated", "after_writing", "forget_written", "ignore_while_exiting", "install_for_process", "recorded"]
+__all__ = [
+    "ENDED_BY",
+    "Terminated",
+    "after_writing",
+    "forget_written",
+    "ignore_while_exiting",
+    "install_for_process",
+    "recorded",
+    "stop_raising",
+]
 
 
 class Terminated(BaseException):
@@ -44,18 +53,31 @@ def ended_by() -> tuple[ExitStatus, str] | None:
     return ENDED_BY[_RECEIVED[0]] if _RECEIVED else None
 
 
+#: True while a run's signals unwind it as exceptions; False once its work is over (:func:`stop_raising`).
+_RAISING = [False]
+
+
+def stop_raising() -> None:
+    """The run's work is over (called in the ``finally`` of :func:`audiokit.cli.app._run`): a signal from now on is
+    recorded, not raised -- an exception raised in the run's last steps (a context manager's exit, the handlers'
+    restore) would escape as a traceback, since every such step is Python code a signal can interrupt."""
+    _RAISING[0] = False
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
     if deferred(signum):  # inside a held block (audiokit.held): handled when it ends
         return
     _RECEIVED.append(signum)
-    raise Terminated()
+    if _RAISING[0]:
+        raise Terminated()
 
 
 def _on_sigint(signum: int, frame: Any) -> None:
     if deferred(signum):
         return
     _RECEIVED.append(signum)
-    raise KeyboardInterrupt
+    if _RAISING[0]:
+        raise KeyboardInterrupt
 
 
 def after_writing(word: str) -> str:
@@ -122,9 +144,10 @@ def recorded() -> Iterator[list[int]]:
     """Handle SIGTERM (and SIGINT, unless the run started with it ignored) for the ``with`` block; yield the signals
     received (in order), which stays readable after the block.
 
-    A signal's exception that escapes the block (it landed just before or after the run's own handlers) is
-    swallowed: it is in the list.  At the end, the temp files a signal stranded are removed
-    (:func:`audiokit.io.atomic.discard_live_temps`) and the previous handlers restored, signals held meanwhile."""
+    A signal raises only until :func:`stop_raising`; one that escapes the block (it landed before the run's own
+    handling began) is swallowed: it is in the list.  At the end, the temp files a signal stranded are removed
+    (:func:`audiokit.io.atomic.discard_live_temps`) and the previous handlers restored."""
+    _RAISING[0] = True
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     # Ctrl-C stays ignored when the run was started with it ignored (a background job); otherwise it is recorded too
     previous_int = signal.getsignal(signal.SIGINT)
@@ -136,13 +159,11 @@ def recorded() -> Iterator[list[int]]:
     try:
         yield _RECEIVED
     except (KeyboardInterrupt, Terminated):
-        pass  # landed outside the run's own handling (just before or after it): recorded, main reports it
+        pass  # landed before the run's own handling began: recorded, main reports it
     finally:
-        # held: a signal meanwhile is handled by the restored handler once both are back (the process's own
-        # handler prints its line and exits, see install_for_process)
-        with signals_held():
-            if (atomic := sys.modules.get("audiokit.io.atomic")) is not None:  # not imported: nothing written
-                atomic.discard_live_temps()  # temp files a signal stranded between two context managers
-            signal.signal(signal.SIGTERM, previous)
-            if catch_int:
-                signal.signal(signal.SIGINT, previous_int)
+        _RAISING[0] = False
+        if (atomic := sys.modules.get("audiokit.io.atomic")) is not None:  # not imported: nothing written
+            atomic.discard_live_temps()  # temp files a signal stranded between two context managers
+        signal.signal(signal.SIGTERM, previous)
+        if catch_int:
+            signal.signal(signal.SIGINT, previous_int)
