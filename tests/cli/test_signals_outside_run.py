@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -122,26 +121,20 @@ def test_standard_output_spool_is_removed(tmp_path):
     assert [p.name for p in spool.iterdir() if TEMP_MARKER in p.name] == []
 
 
-_POOL_CHILDREN = textwrap.dedent(
-    """
-    import sys
-    pid = int(sys.argv[1])
-    for entry in __import__("os").listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
-                cmd = open(f"/proc/{entry}/cmdline", "rb").read()
-            except OSError:
-                continue
-            if int(stat[1]) == pid and b"multiprocessing" in cmd:
-                print(entry)
-    """
-)
-
-
 def _pool_children(pid: int) -> list[int]:
-    out = subprocess.run([sys.executable, "-c", _POOL_CHILDREN, str(pid)], capture_output=True, text=True).stdout
-    return [int(x) for x in out.split()]
+    """The multiprocessing children of ``pid`` (from /proc: parent pid in ``stat``, the command line)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == pid and b"multiprocessing" in command:
+            found.append(int(entry))
+    return found
 
 
 @pytest.mark.slow

@@ -10,18 +10,13 @@ What grew before, and what bounds it now:
   samples per channel (``dsp.resample.block_samples``: input and output blocks of at most 2**21 samples) -- 1 219
   MiB before for 6 channels 127 Hz -> 16 kHz, 1 156 MiB for 256 channels 16 kHz -> 48 kHz.
 
-The peak is the child's own ``ru_maxrss`` (:mod:`tests.helpers.memory`, run from a fresh interpreter: see
-:data:`_MEASURE`).  The unit tests check the block-size rules
+The peak is the child's own ``ru_maxrss`` (:mod:`tests.helpers.memory`, which measures from a small launcher
+interpreter).  The unit tests check the block-size rules
 against their closed forms and that the smaller blocks give the one-shot values: exactly where the arithmetic is
 per sample (``nearest`` picks, soxr streams), to Kaldi's per-frame loop where the FFT batch changes.
 """
 
 from __future__ import annotations
-
-import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,9 +27,8 @@ from audiokit.dsp.kaldi.compute import _BLOCK_BYTES, _BLOCK_FRAMES, block_frames
 from audiokit.dsp.resample import BLOCK_ELEMENTS, block_samples, first_nearest_output, nearest_indices, resample
 from audiokit.dsp.stft.plan import CHUNK_BYTES, DEFAULT_CHUNK_FRAMES, chunk_frames_for
 from tests.helpers.kaldi_reference import naive_kaldi
-from tests.helpers.memory import RSS_LIMIT_MIB
+from tests.helpers.memory import RSS_LIMIT_MIB, peak_rss_mib
 
-ROOT = Path(__file__).resolve().parents[2]
 HIGH_SR = 3_000_000
 LOW_SR = 127
 
@@ -57,21 +51,10 @@ def low_rate_6ch(tmp_path_factory) -> str:
     return str(path)
 
 
-#: Runs :func:`peak_rss_mib` in a fresh small interpreter: a child's ``ru_maxrss`` starts at its parent's high-water
-#: RSS when forked (the kernel carries the old address space's peak across ``exec``), so measured from a pytest
-#: process that once held 400 MiB, ``audiokit --version`` "peaks" at 429 MiB.
-_MEASURE = (
-    "import json, sys; from tests.helpers.memory import peak_rss_mib; m = peak_rss_mib(*sys.argv[1:]); "
-    "print(json.dumps([m.returncode, m.peak_rss_mib, m.stderr]))"
-)
-
-
 def _bounded(*args: object) -> None:
-    done = subprocess.run([sys.executable, "-c", _MEASURE, *map(str, args)], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    returncode, peak, stderr = json.loads(done.stdout)
-    assert returncode == 0, stderr
-    assert peak < RSS_LIMIT_MIB, f"audiokit {' '.join(map(str, args))}: {peak:.0f} MiB"
+    measured = peak_rss_mib(*args)
+    assert measured.returncode == 0, measured.stderr
+    assert measured.peak_rss_mib < RSS_LIMIT_MIB, f"audiokit {' '.join(map(str, args))}: {measured.peak_rss_mib:.0f} MiB"
 
 
 @pytest.mark.slow
