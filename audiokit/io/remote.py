@@ -27,6 +27,9 @@ import io
 import json
 import os
 import re
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -282,6 +285,8 @@ def remote_error(exc: BaseException, name: str, options: Mapping[str, Any], *, r
         reason = f"cannot reach the server ({' '.join(str(unreachable).split()) or type(unreachable).__name__})"
     elif "support range requests" in str(exc):  # fsspec's HTTP file, from a server that ignores Range
         reason = "the server does not answer range requests (HTTP Range), which reading this file needs; download it first"
+    elif kind == "FileExpired":  # fsspec: the ETag the read was conditional on is gone (If-Match failed)
+        reason = "the object was rewritten while it was read (its ETag changed); run again to read the new version"
     elif isinstance(exc, FileNotFoundError):
         reason = "no such object or bucket"
     elif isinstance(exc, PermissionError) or kind in ("AccessDenied", "Forbidden", "ClientAuthorizationError"):
@@ -378,12 +383,43 @@ def _ns(value: Any) -> int | None:
     return None
 
 
+#: Metadata of objects this process asked about (:func:`object_state`), kept for the :func:`open_url` that follows
+#: (the batch asks for an input's size, mtime and ETag, then opens it): ``(url, options) -> (monotonic time, info)``.
+_KNOWN: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
+_KNOWN_LOCK = threading.Lock()
+#: Entries kept, and seconds an entry stays usable: an open long after the HEAD asks the server again.
+KNOWN_OBJECTS, KNOWN_SECONDS = 256, 30.0
+
+
+def _known_key(url: str, options: Mapping[str, Any]) -> str:
+    return json.dumps([url, options], sort_keys=True, default=repr)
+
+
+def _remember(url: str, options: Mapping[str, Any], info: dict[str, Any]) -> None:
+    with _KNOWN_LOCK:
+        _KNOWN[_known_key(url, options)] = (time.monotonic(), info)
+        while len(_KNOWN) > KNOWN_OBJECTS:
+            _KNOWN.popitem(last=False)
+
+
+def _recall(url: str, options: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The metadata :func:`object_state` just took of ``url`` (used once), or None (none, or older than
+    :data:`KNOWN_SECONDS`)."""
+    with _KNOWN_LOCK:
+        found = _KNOWN.pop(_known_key(url, options), None)
+    if found is None or time.monotonic() - found[0] > KNOWN_SECONDS or not isinstance(found[1].get("size"), int):
+        return None
+    return found[1]
+
+
 def object_state(url: str, options: Mapping[str, Any] | None = None) -> tuple[int | None, int | None, str | None]:
     """``(size, mtime_ns, etag)`` of the object at ``url`` from one metadata request (HEAD), for a batch's resume.
 
     ``etag`` is the server's entity tag (S3's ``ETag``, an HTTP ``ETag``, GCS's ``md5Hash``), which changes with
     the content; any part the filesystem does not report is None, and an object that cannot be asked about
-    (missing, unreachable, ...) gives ``(None, None, None)``.
+    (missing, unreachable, ...) gives ``(None, None, None)``.  The answer is kept for an :func:`open_url` of the
+    same URL within :data:`KNOWN_SECONDS`, which then makes no request of its own before its first read (a batch
+    input costs a HEAD and its GETs, not two HEADs).
     """
     given = {k: v for k, v in (options or {}).items() if k not in _OPEN_KEYS}
     try:
@@ -392,10 +428,20 @@ def object_state(url: str, options: Mapping[str, Any] | None = None) -> tuple[in
         info = fs.info(path)
     except Exception:  # noqa: BLE001 (the input's own run reports the reason)
         return None, None, None
+    if info.get("type", "file") == "file":
+        _remember(url, given, info)
     size = info.get("size")
     mtime = next((info[k] for k in ("LastModified", "last_modified", "mtime", "updated") if info.get(k) is not None), None)
     etag = next((str(info[k]).strip('"') for k in ("ETag", "etag", "md5Hash") if info.get(k)), None)
     return (int(size) if isinstance(size, int) else None), _ns(mtime), etag
+
+
+def _read_if_match(handle: Any, info: Mapping[str, Any]) -> None:
+    """Make an s3fs file's reads conditional on ``info``'s ETag (``IfMatch``), as s3fs does after its own HEAD: an
+    object rewritten since fails its next read (a one-line read failure) instead of mixing two versions."""
+    payer = getattr(handle, "_request_payer_kw", None)
+    if isinstance(payer, dict) and hasattr(handle, "read_kw") and info.get("ETag"):
+        handle.read_kw = {**payer, "IfMatch": info["ETag"]}
 
 
 def open_url(url: str, options: Mapping[str, Any] | None = None) -> RemoteFile:
@@ -429,9 +475,16 @@ def open_url(url: str, options: Mapping[str, Any] | None = None) -> RemoteFile:
     if file_kwargs["cache_type"] != "blockcache":
         file_kwargs.pop("cache_options")
     fs, path = _filesystem(url, given)
+    known = _recall(url, given)
     try:
-        fs.invalidate_cache(path)  # the size and version as they are now (a listing cached in this process may be old)
-        handle = fs.open(path, mode="rb", **file_kwargs)
+        if known is not None:  # object_state's HEAD of a moment ago: no second one (s3fs checks its ETag on reads)
+            handle = fs.open(path, mode="rb", size=known["size"], **file_kwargs)
+            if hasattr(type(handle), "details"):
+                handle.details = known
+            _read_if_match(handle, known)
+        else:
+            fs.invalidate_cache(path)  # the size and version as they are now (a listing cached here may be old)
+            handle = fs.open(path, mode="rb", **file_kwargs)
     except (IsADirectoryError, ValueError):  # s3fs: ValueError for a bare bucket ("non key-like path")
         raise InputError("is a bucket or a folder (a prefix), not an audio object", name) from None
     except Exception as exc:  # noqa: BLE001 (every transport failure becomes one line)
