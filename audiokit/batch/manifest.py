@@ -37,7 +37,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -266,15 +266,21 @@ def is_done(
     out_dir: str,
     verify: str = "head-tail",
     storage_options: Mapping[str, Any] | None = None,
+    exists: Callable[[str], bool] | None = None,
 ) -> bool:
     """True when ``record`` says the input at ``path`` was done with these options, its outputs exist and it is
-    unchanged (:func:`input_unchanged`; the digests are read last, only for an input otherwise done)."""
+    unchanged (:func:`input_unchanged`; the digests are read last, only for an input otherwise done).
+
+    ``exists(name)`` tells whether output ``name`` (POSIX, relative) is there (default: a file under ``out_dir``;
+    a remote ``--out`` gives :meth:`audiokit.io.outdir.RemoteOut.exists`, its listing)."""
     if record is None or record.get("status") != "ok" or record.get("fingerprint") != fingerprint:
         return False
     if record.get("size") is None:
         return False
     outputs = record.get("outputs") or {}
-    if not all(os.path.exists(os.path.join(out_dir, *str(name).split("/"))) for name in outputs.values()):
+    if exists is None:
+        exists = lambda name: os.path.exists(os.path.join(out_dir, *name.split("/")))  # noqa: E731
+    if not all(exists(str(name)) for name in outputs.values()):
         return False
     return input_unchanged(record, path, verify=verify, storage_options=storage_options)
 
@@ -296,15 +302,22 @@ def split_done(
     out_dir: str,
     verify: str = "head-tail",
     storage_options: Mapping[str, Any] | None = None,
+    exists: Callable[[str], bool] | None = None,
 ) -> tuple[list[Any], list[Any]]:
     """The inputs (``InputItem``) split into ``(to run, already done)`` by their last records (:func:`is_done`;
-    ``verify``: one of :data:`VERIFY_MODES`; ``storage_options``: to reach URL inputs)."""
+    ``verify``: one of :data:`VERIFY_MODES`; ``storage_options``: to reach URL inputs; ``exists``: as there)."""
     todo: list[Any] = []
     done: list[Any] = []
     for item in items:
         record = previous.get(record_key(item.id, item.path, item.segment))
         ok = item.problem is None and is_done(
-            record, fingerprint=fingerprint, path=item.path, out_dir=out_dir, verify=verify, storage_options=storage_options
+            record,
+            fingerprint=fingerprint,
+            path=item.path,
+            out_dir=out_dir,
+            verify=verify,
+            storage_options=storage_options,
+            exists=exists,
         )
         (done if ok else todo).append(item)
     return todo, done

@@ -29,6 +29,8 @@ import contextlib
 import dataclasses
 import json
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures.process import BrokenProcessPool
@@ -38,9 +40,12 @@ from typing import Any
 from ..errors import ExitStatus, OutputError, ParameterError
 from ..held import signals_held
 from ..io.atomic import describe_os_error
+from ..io.outdir import STAGING_PREFIX, ObjectStoreError, RemoteOut
+from ..io.remote import display_url, is_url
 from .executor import Backend, PoolBackend, make_backend
 from .inputs import InputItem, OwnOutputs, collect_inputs
 from .jobs import Job, output_names, validate
+from .ledger import RemoteLedger
 from .manifest import (
     MANIFEST,
     RESULTS,
@@ -56,6 +61,7 @@ from .manifest import (
     sweep_temp_files,
     utc_now,
 )
+from .outlock import ObjectLock, run_id
 from .stores.session import StoreSession
 from .stores.work import run_store_task
 from .tasks import THREAD_VARS, chunked, run_task, single_thread_env
@@ -284,6 +290,14 @@ def own_outputs(out_dir: str) -> OwnOutputs:
     return OwnOutputs(frozenset(files), folders)
 
 
+def _finish_files(kind: str) -> list[str]:
+    """The files a store's finish writes beside ``store.json`` (what a remote ``--out`` puts at the end)."""
+    from .stores.index import INDEX
+    from .stores.views import view_files
+
+    return [INDEX, *view_files(kind)]
+
+
 def _output_folders(job: Job, items: Iterable[InputItem], out_dir: str) -> set[str]:
     folders = {out_dir}
     for item in items:
@@ -314,9 +328,18 @@ class _Recorder:
     """Writes the records the workers return: ``results.jsonl`` first, then the manifest line."""
 
     def __init__(
-        self, job: Job, out_dir: str, manifest: ManifestWriter, stats: BatchStats, session: StoreSession | None = None
+        self,
+        job: Job,
+        out_dir: str,
+        manifest: ManifestWriter,
+        stats: BatchStats,
+        session: StoreSession | None = None,
+        ledger: RemoteLedger | None = None,
     ) -> None:
         self.job, self.out_dir, self.manifest, self.stats, self.session = job, out_dir, manifest, stats, session
+        self.ledger = ledger
+        if ledger is not None:
+            ledger.start()
         self.fingerprint = job.fingerprint()
         self.results_path = os.path.join(out_dir, RESULTS)
         self.keys = RECORD_KEYS + STORE_KEYS if session is not None else RECORD_KEYS
@@ -338,6 +361,11 @@ class _Recorder:
         with signals_held():  # an interrupted run's counts are its lines
             self.manifest.append(line)
             self._count(record)
+
+    def task_done(self) -> None:
+        """A task's records are written: a remote ``--out`` puts them (:meth:`RemoteLedger.commit`)."""
+        if self.ledger is not None:
+            self.ledger.commit()
 
     def _count(self, record: dict[str, Any]) -> None:
         stats = self.stats
@@ -392,10 +420,13 @@ def _execute(
                         queue.append(task)
                         continue
                     records = [_task_failure(item, exc) for item in task]
+                except ObjectStoreError:  # the output prefix cannot be written: every task would fail the same way
+                    raise
                 except Exception as exc:  # noqa: BLE001 - e.g. Dask's KilledWorker after repeated worker deaths
                     records = [_task_failure(item, exc) for item in task]
                 for rec in records:
                     record(rec)
+                record.task_done()
             on_update(stats)
             if max_failures is not None and stats.failed >= max_failures:
                 stats.stopped_early = True
@@ -418,6 +449,7 @@ def _execute(
                         del pending[future]
                         for rec in future.result():
                             record(rec)
+                        record.task_done()
         finally:  # the workers stop even when recording fails (the output folder went away)
             backend.close(cancel=cancel, pending=set(pending))
 
@@ -451,35 +483,58 @@ def run_batch(
     for name, value in (("--max-failures", request.max_failures), ("--chunk", request.chunk), ("--jobs", request.jobs)):
         if value is not None and value < 1:
             raise ParameterError(f"{name}: {value} must be >= 1")
-    out_dir = os.path.abspath(request.out)
+    remote = is_url(request.out)
+    if remote and not job.store.arrays:
+        raise ParameterError(
+            f"--out {display_url(request.out)}: only the corpus stores (--store npy, shards, kaldi, parquet) are written to "
+            "object storage; --store files and the WAV/report jobs need a local --out"
+        )
+    out_dir = os.path.abspath(request.out) if not remote else ""
     ignored: list[tuple[str, str]] = []
     items = collect_inputs(
         request.paths,
         glob=request.glob,
         root=request.root,
         manifest=request.manifest,
-        exclude=out_dir,
-        own=own_outputs(out_dir),
+        exclude=out_dir or None,
+        own=own_outputs(out_dir) if not remote else None,
         stdin_lines=stdin_lines,
         ignored=ignored,
         storage_options=request.job.inputs.storage_options,
     )
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"cannot create the output folder: {describe_os_error(exc)}", request.out) from exc
-    if not os.access(out_dir, os.W_OK | os.X_OK):
-        raise OutputError("the output folder is not writable (permission denied)", request.out)
-    lock = DirLock(out_dir)
+    target: RemoteOut | None = None
+    ledger: RemoteLedger | None = None
+    lock: DirLock | ObjectLock
+    if remote:
+        target = RemoteOut(request.out, request.job.inputs.storage_options)
+        out_dir = tempfile.mkdtemp(prefix=STAGING_PREFIX)  # the shadow of the bookkeeping (audiokit.batch.ledger)
+        try:
+            run = run_id()
+            lock = ObjectLock(target, run)
+        except BaseException:
+            shutil.rmtree(out_dir, ignore_errors=True)
+            raise
+    else:
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot create the output folder: {describe_os_error(exc)}", request.out) from exc
+        if not os.access(out_dir, os.W_OK | os.X_OK):
+            raise OutputError("the output folder is not writable (permission denied)", request.out)
+        lock = DirLock(out_dir)
     folders = {out_dir}
     try:
+        if target is not None:
+            target.abort_uploads()  # a killed run's (we hold the lock: none is alive)
+            ledger = RemoteLedger(target, out_dir, run)
+            ledger.pull()
         manifest_path = os.path.join(out_dir, MANIFEST)
         latest, owners = read_manifest(manifest_path)
         _refuse_taken_ids(items, owners, manifest_path)
         compact_manifest(manifest_path, latest)
         previous = {} if request.force else latest
         workers = 1 if request.scheduler is None and (request.jobs or default_jobs()) <= 1 else (request.jobs or default_jobs())
-        session = StoreSession(job, out_dir) if job.store.arrays else None
+        session = StoreSession(job, out_dir, target) if job.store.arrays else None
         work: Callable[..., list[dict[str, Any]]] = run_task
         tasks: list[Any]
         if session is not None:
@@ -488,6 +543,8 @@ def run_batch(
             )
             folders = session.folders(tasks)
             work = run_store_task
+            if ledger is not None:
+                ledger.sync()
         else:
             todo, done = split_done(
                 items,
@@ -502,7 +559,8 @@ def run_batch(
         if job.spec.reports:
             compact_results(os.path.join(out_dir, RESULTS), {item.id for item in done})
         sweep_temp_files(folders)
-        stats = BatchStats(command=job.command, total=len(items), skipped=len(done), out=out_dir, workers=workers)
+        shown = target.root if target is not None else out_dir
+        stats = BatchStats(command=job.command, total=len(items), skipped=len(done), out=shown, workers=workers)
         stats.glob, stats.ignored = request.glob, len(ignored)
         stats.ignored_files = [path for path, _ in ignored[:MAX_ERRORS_SHOWN]]
         for _, reason in ignored:
@@ -511,16 +569,19 @@ def run_batch(
         saved_env = single_thread_env() if request.scheduler is None and workers > 1 else None
         try:
             with ManifestWriter(manifest_path) as manifest:
-                recorder = _Recorder(job, out_dir, manifest, stats, session)
+                recorder = _Recorder(job, out_dir, manifest, stats, session, ledger)
                 update(stats)
                 if tasks:
                     backend = make_backend(workers, request.scheduler)
                     stats.backend = backend.name
                     stats.workers = workers if request.scheduler is None else backend.slots // 2
-                    _execute(backend, job, tasks, out_dir, recorder, stats, request.max_failures, update, work)
+                    where = target.url if target is not None else out_dir  # the workers write straight to the bucket
+                    _execute(backend, job, tasks, where, recorder, stats, request.max_failures, update, work)
                 stats.backend = stats.backend or "nothing to do"
             if session is not None:
                 session.finish()
+                if ledger is not None:
+                    ledger.finish(_finish_files(job.store.kind))
         finally:
             if saved_env is not None:
                 for name in THREAD_VARS:
@@ -534,3 +595,5 @@ def run_batch(
     finally:
         sweep_temp_files(folders)
         lock.release()
+        if target is not None:
+            shutil.rmtree(out_dir, ignore_errors=True)

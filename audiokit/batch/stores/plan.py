@@ -92,6 +92,7 @@ def shard_plan(
     estimate: Callable[[InputItem], int],
     verify: str = "head-tail",
     storage_options: Mapping[str, Any] | None = None,
+    exists: Callable[[str], bool] | None = None,
 ) -> tuple[list[tuple[int, list[InputItem]]], list[InputItem], dict[int, list[InputItem]] | None]:
     """``([(shard number, its inputs), ...], inputs already done, the plan to write)`` for this run's ``items``: the
     plan with the new shards, for :func:`write_plan` before any shard is computed (None: unchanged).
@@ -99,8 +100,10 @@ def shard_plan(
     ``latest`` maps :func:`~audiokit.batch.manifest.record_key` to the last manifest record of each input;
     ``estimate(item)`` is an input's array bytes; ``verify`` how a member's input is compared
     (:data:`~audiokit.batch.manifest.VERIFY_MODES`): a changed member makes its shard stale; ``storage_options``
-    reach URL inputs.
+    reach URL inputs; ``exists(name)`` whether a shard file is there (default: a file under ``out_dir``).
     """
+    if exists is None:
+        exists = lambda name: os.path.exists(absolute(out_dir, name))  # noqa: E731
     plan = read_plan(out_dir)
     planned = {record_key(m.id, m.path, m.segment): n for n, members in plan.items() for m in members}
     todo: list[tuple[int, list[InputItem]]] = []
@@ -110,7 +113,7 @@ def shard_plan(
             r is not None and r.get("shard") == number and _unchanged(r, fingerprint, verify, storage_options) for r in records
         )
         has_ok = any(r is not None and r.get("status") == "ok" for r in records)
-        if not complete or (has_ok and not os.path.exists(absolute(out_dir, shard_file(kind, number)))):
+        if not complete or (has_ok and not exists(shard_file(kind, number))):
             todo.append((number, members))
     stale = {n for n, _ in todo}
     done = [i for i in items if planned.get(record_key(i.id, i.path, i.segment)) not in (None, *stale)]

@@ -19,6 +19,7 @@ import shutil
 from typing import Any
 
 from ...errors import InputError, ParameterError
+from ...io.outdir import RemoteOut
 from ..inputs import InputItem
 from ..manifest import MANIFEST, latest_records, split_done
 from .description import DESCRIPTION, describe, read_description, store_plan, write_description
@@ -34,8 +35,12 @@ __all__ = ["StoreSession"]
 class StoreSession:
     """One run's store (see the module docstring)."""
 
-    def __init__(self, job: Any, out_dir: str) -> None:
-        self.job, self.out_dir, self.store = job, out_dir, job.store
+    def __init__(self, job: Any, out_dir: str, target: RemoteOut | None = None) -> None:
+        """``out_dir``: the output folder (a remote ``--out``'s local shadow, :mod:`audiokit.batch.ledger`);
+        ``target``: that remote ``--out`` (its listing says which arrays and shards exist; ``--force`` empties it; the
+        views name its URL)."""
+        self.job, self.out_dir, self.store, self.target = job, out_dir, job.store, target
+        self.exists = target.exists if target is not None else None
         self.fingerprint = job.fingerprint()
         self.description: dict[str, Any] = {}
         self.facts: dict[str, Any] = {}
@@ -87,6 +92,7 @@ class StoreSession:
                 out_dir=self.out_dir,
                 verify=self.job.verify,
                 storage_options=self.job.inputs.storage_options,
+                exists=self.exists,
             )
             return [task(todo[i : i + chunk], None) for i in range(0, len(todo), chunk)], done
         itemsize = 2 if self.store.dtype == "float16" else 4
@@ -105,6 +111,7 @@ class StoreSession:
             estimate=estimate,
             verify=self.job.verify,
             storage_options=self.job.inputs.storage_options,
+            exists=self.exists,
         )
         return [task(members, number) for number, members in shards], done
 
@@ -141,6 +148,17 @@ class StoreSession:
         folder = {"npy": "feats", "shards": SHAR}.get(kind)
         if folder is not None:
             shutil.rmtree(os.path.join(self.out_dir, folder), ignore_errors=True)
+        if self.target is not None:  # the same names in the bucket, and the manifest's and journal's parts
+            from ..ledger import JOURNAL_PARTS, PARTS
+
+            folders = tuple(f"{f}/" for f in (folder, PARTS, JOURNAL_PARTS) if f is not None)
+            self.target.remove(
+                n
+                for n in self.target.names()
+                if n in names
+                or n.startswith(folders)
+                or (kind in ("kaldi", "parquet") and "/" not in n and shard_number(kind, n) is not None)
+            )
 
     def _header(self, item: InputItem) -> tuple[int, int] | None:
         """``(sr, n_samples)`` of ``item`` as the job opens it (after ``--sr``), read once; None when it does not open
@@ -232,5 +250,6 @@ class StoreSession:
         self.description["failed"] = len(failed)
         self.description["frames"] = int(stats[0])
         build_index(os.path.join(self.out_dir, INDEX), self.description, ok, failed)
-        write_views(self.store.kind, self.out_dir, self.description, ok, stats, self.facts)
+        root = self.target.root if self.target is not None else None
+        write_views(self.store.kind, self.out_dir, self.description, ok, stats, self.facts, root)
         write_description(self.out_dir, self.description)

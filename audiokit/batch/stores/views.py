@@ -43,14 +43,17 @@ def write_views(
     records: list[dict[str, Any]],
     stats: tuple[float, np.ndarray, np.ndarray],
     facts: dict[str, Any],
+    root: str | None = None,
 ) -> None:
-    """Write the views of ``records`` (the ``ok`` manifest records, any order) for store ``kind``."""
+    """Write the views of ``records`` (the ``ok`` manifest records, any order) for store ``kind`` into ``out_dir``;
+    the paths they hold start with ``root`` (default: ``out_dir`` made absolute; a remote ``--out``: its URL)."""
     records = sorted(records, key=lambda r: r["key"])
+    root = root or os.path.abspath(out_dir)
     _write_stats(out_dir, stats)
     if kind == "kaldi":
-        _kaldi(out_dir, description, records, stats)
+        _kaldi(out_dir, description, records, stats, root)
     elif kind == "npy":
-        _npy(out_dir, records, facts)
+        _npy(out_dir, records, facts, root)
 
 
 def _write_stats(out_dir: str, stats: tuple[float, np.ndarray, np.ndarray]) -> None:
@@ -68,10 +71,9 @@ def _write_stats(out_dir: str, stats: tuple[float, np.ndarray, np.ndarray]) -> N
     write_text_atomic(os.path.join(out_dir, STATS), json.dumps(payload) + "\n")
 
 
-def _kaldi(out_dir: str, description: dict[str, Any], records: list[dict[str, Any]], stats: Any) -> None:
+def _kaldi(out_dir: str, description: dict[str, Any], records: list[dict[str, Any]], stats: Any, root: str) -> None:
     from ...io.ark import cmvn_stats, write_matrix, write_text_table
 
-    root = os.path.abspath(out_dir)
     scp = [(r["key"], f"{absolute(root, r['outputs']['shard'])}:{int(r['location']['offset'])}") for r in records]
     write_text_table(os.path.join(out_dir, "feats.scp"), scp)
     write_text_table(os.path.join(out_dir, "utt2num_frames"), [(r["key"], r["shape"][0]) for r in records])
@@ -87,11 +89,10 @@ def _kaldi(out_dir: str, description: dict[str, Any], records: list[dict[str, An
         write_text_table(os.path.join(out_dir, "spk2utt"), [(s, sorted(u)) for s, u in by_speaker.items()])
 
 
-def _npy(out_dir: str, records: list[dict[str, Any]], facts: dict[str, Any]) -> None:
+def _npy(out_dir: str, records: list[dict[str, Any]], facts: dict[str, Any], root: str) -> None:
     from .lhotse import features_line, numpy_files_cut, write_jsonl_gz
     from .work import lhotse_record
 
-    root = os.path.abspath(out_dir)
     lhotse = [(lhotse_record(r), r["outputs"]["npy"]) for r in records]
     write_jsonl_gz(os.path.join(out_dir, "cuts.jsonl.gz"), [numpy_files_cut(r, facts, root, key) for r, key in lhotse])
     write_jsonl_gz(os.path.join(out_dir, "features.jsonl.gz"), [features_line(r, facts, root, key) for r, key in lhotse])

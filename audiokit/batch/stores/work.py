@@ -20,6 +20,7 @@ import numpy as np
 
 from ...errors import AudiokitError, InputError, OutputError
 from ...io.atomic import describe_os_error
+from ...io.remote import is_url
 from ..inputs import InputItem
 from .layout import absolute, cuts_file, key_of, member_path, open_container, shard_file, utf8_text
 
@@ -181,9 +182,37 @@ def run_store_task(job: Any, task: StoreTask, out_dir: str) -> list[dict[str, An
     for name, value in tasks.THREAD_VARS.items():
         os.environ.setdefault(name, value)
     describing = [True]  # until one utterance of the task has given its sidecar (the client keeps the first one)
+    if is_url(out_dir):
+        return _remote_task(job, task, out_dir, describing)
     if task.shard is None:
         return [_npy_utterance(job, item, task, out_dir, describing) for item in task.items]
     return _shard(job, task, out_dir, describing)
+
+
+def _remote_task(job: Any, task: StoreTask, url: str, describing: list[bool]) -> list[dict[str, Any]]:
+    """A task of a remote ``--out``: made in a local staging folder by the same code, each finished file then put as one
+    object (a shard before its cuts), all before the records return; the staging folder is removed.
+
+    Raises
+    ------
+    audiokit.io.outdir.ObjectStoreError
+        An object could not be put: the client stops the batch (exit 4); none of this task's records is written,
+        so a resume redoes it.
+    """
+    from ...io.outdir import RemoteOut, staging_folder
+
+    target = RemoteOut(url, job.inputs.storage_options)
+    with staging_folder() as local:
+        if task.shard is None:
+            records = [_npy_utterance(job, item, task, local, describing) for item in task.items]
+        else:
+            records = _shard(job, task, local, describing)
+        names = list(dict.fromkeys(str(n) for r in records if r.get("status") == "ok" for n in r["outputs"].values()))
+        if task.shard is not None and job.store.kind == "shards" and names:
+            names.append(cuts_file(task.shard))
+        for name in names:
+            target.put(absolute(local, name), name)
+    return records
 
 
 def _npy_utterance(job: Any, item: InputItem, task: StoreTask, out_dir: str, describing: list[bool]) -> dict[str, Any]:

@@ -1,0 +1,250 @@
+"""Where a batch's output folder lives: a local folder, or a prefix in object storage (``--out s3://bucket/feats``).
+
+:func:`output_location` gives a :class:`LocalOut` (the folder itself: every file is written in place, atomically,
+as before) or a :class:`RemoteOut` (an fsspec URL prefix).  The store code writes every file locally in both cases
+-- the same writers, the same bytes -- and a :class:`RemoteOut` then publishes each finished file as one object:
+
+* :meth:`RemoteOut.put` uploads a finished local file in one request (fsspec's ``put_file``: one ``PutObject``
+  below s3fs's multipart threshold, 2 x 50 MiB; above it a multipart upload completed only once every part is
+  sent).  On any failure, Ctrl-C or SIGTERM the upload of that key is aborted (:meth:`RemoteOut.abort_uploads`),
+  so an object appears whole or not at all and no incomplete multipart upload is left to be billed;
+* :meth:`RemoteOut.create` writes an object only if none exists (S3 ``If-None-Match: *``, fsspec's
+  ``mode="create"``): the batch lock (:mod:`audiokit.batch.outlock`);
+* :meth:`RemoteOut.names` lists the prefix once (what a resume compares with its manifest), :meth:`RemoteOut.get`
+  downloads one object, :meth:`RemoteOut.remove` deletes some.
+
+Every transport failure is an :class:`ObjectStoreError` (an :class:`~audiokit.errors.OutputError`, exit 4) with a
+one-line reason naming the object's URL (:func:`audiokit.io.remote.display_url`; credentials redacted,
+:func:`audiokit.io.remote.redact`).  fsspec is imported only through :mod:`audiokit.io.remote`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Protocol
+
+from ..errors import OutputError
+from .remote import _filesystem, display_url, is_url, redact, remote_error
+
+__all__ = ["OutputLocation", "LocalOut", "RemoteOut", "ObjectStoreError", "output_location", "staging_folder"]
+
+#: Prefix of the local folders a remote output is staged in (one per client run, one per worker task).
+STAGING_PREFIX = "audiokit-out-"
+
+
+class ObjectStoreError(OutputError):
+    """An object of a remote ``--out`` could not be written, read or listed (exit 4).
+
+    Raised in a worker, it stops the whole batch (unlike an input's failure, which is that input's record): every
+    other object would fail the same way.
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:  # through a process pool or Dask as itself
+        return (type(self), (self.reason, self.path))
+
+
+class OutputLocation(Protocol):
+    """What the runner asks of an output folder, wherever it lives."""
+
+    #: The ``--out`` as shown and written in the views (an absolute folder, or the prefix's URL).
+    root: str
+
+    def exists(self, name: str) -> bool:
+        """True when ``name`` (POSIX, relative to the root) is there."""
+
+
+class LocalOut:
+    """A local output folder (the files are written in place; nothing to publish)."""
+
+    def __init__(self, folder: str) -> None:
+        self.root = os.path.abspath(folder)
+
+    def exists(self, name: str) -> bool:
+        """``os.path.exists`` of ``name`` under the folder."""
+        return os.path.exists(os.path.join(self.root, *name.split("/")))
+
+
+class RemoteOut:
+    """An output prefix in object storage (see the module docstring).
+
+    Parameters
+    ----------
+    url : str
+        ``s3://bucket/prefix`` (a trailing ``/`` is dropped); any protocol fsspec can write.
+    options : mapping, optional
+        Storage options (:func:`audiokit.io.remote.storage_options`), kept out of every message.
+    """
+
+    def __init__(self, url: str, options: Mapping[str, Any] | None = None) -> None:
+        self.root = display_url(url.rstrip("/"))
+        self.url = url.rstrip("/")
+        self.options = {k: v for k, v in (options or {}).items() if k not in ("block_size", "cache_type")}
+        self._fs: Any = None
+        self._base = ""
+        self._listed: set[str] | None = None
+
+    # ------------------------------------------------------------------ plumbing
+    @property
+    def fs(self) -> Any:
+        """fsspec's filesystem of the prefix (made on first use; ParameterError when fsspec/s3fs is missing)."""
+        if self._fs is None:
+            self._fs, self._base = _filesystem(self.url, self.options)
+            self._base = self._base.rstrip("/")
+        return self._fs
+
+    def path_of(self, name: str) -> str:
+        """The filesystem path (no protocol) of object ``name``."""
+        fs = self.fs
+        del fs
+        return f"{self._base}/{name}" if name else self._base
+
+    def url_of(self, name: str) -> str:
+        """The URL of object ``name`` as messages show it."""
+        return f"{self.root}/{name}" if name else self.root
+
+    def error(self, exc: BaseException, name: str, doing: str) -> ObjectStoreError:
+        """The one-line error of a failed request on object ``name`` (``doing``: "write", "read", "list" ...)."""
+        if isinstance(exc, FileNotFoundError) and doing != "read":
+            reason = "no such bucket"
+        else:
+            reason = remote_error(exc, self.url_of(name), self.options).reason
+        return ObjectStoreError(redact(f"cannot {doing}: {reason}", self.options), self.url_of(name))
+
+    # ------------------------------------------------------------------ reading
+    def names(self, *, refresh: bool = False) -> set[str]:
+        """Every object name under the prefix (relative, POSIX), listed once (again with ``refresh``)."""
+        if self._listed is None or refresh:
+            fs = self.fs
+            try:
+                fs.invalidate_cache(self._base)
+                found = fs.find(self._base) if fs.exists(self._base.split("/")[0]) else None
+            except Exception as exc:  # noqa: BLE001 (every transport failure becomes one line)
+                raise self.error(exc, "", "list") from None
+            if found is None:
+                raise ObjectStoreError("cannot write: no such bucket", self.url_of(""))
+            start = len(self._base) + 1
+            self._listed = {key[start:] for key in found if key.startswith(self._base + "/")}
+        return self._listed
+
+    def exists(self, name: str) -> bool:
+        """``name`` is in the listing (:meth:`names`) or was put by this object since."""
+        return name in self.names()
+
+    def get(self, name: str, local: str) -> bool:
+        """Download object ``name`` to the local file ``local`` (replacing it); False when there is no such object."""
+        if name not in self.names():
+            return False
+        tmp = f"{local}.part"
+        try:
+            self.fs.get_file(self.path_of(name), tmp)
+            os.replace(tmp, local)
+        except FileNotFoundError:
+            return False
+        except Exception as exc:  # noqa: BLE001
+            raise self.error(exc, name, "read") from None
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        return True
+
+    def read(self, name: str) -> bytes | None:
+        """The bytes of object ``name`` asked now (not from the listing); None when there is none."""
+        try:
+            return bytes(self.fs.cat_file(self.path_of(name)))
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # noqa: BLE001
+            raise self.error(exc, name, "read") from None
+
+    # ------------------------------------------------------------------ writing
+    def put(self, local: str, name: str) -> None:
+        """Upload the finished local file ``local`` as object ``name`` (whole or not at all; see the module docstring)."""
+        try:
+            self.fs.put_file(local, self.path_of(name))
+        except BaseException as exc:
+            with contextlib.suppress(Exception):
+                self.abort_uploads(name)
+            if isinstance(exc, Exception):
+                raise self.error(exc, name, "write") from None
+            raise
+        if self._listed is not None:
+            self._listed.add(name)
+
+    def put_bytes(self, name: str, data: bytes) -> None:
+        """Write ``data`` as object ``name`` in one request."""
+        try:
+            self.fs.pipe_file(self.path_of(name), data)
+        except Exception as exc:  # noqa: BLE001
+            raise self.error(exc, name, "write") from None
+        if self._listed is not None:
+            self._listed.add(name)
+
+    def create(self, name: str, data: bytes) -> bool:
+        """Write object ``name`` only if it does not exist (one conditional request); False when it exists."""
+        try:
+            self.fs.pipe_file(self.path_of(name), data, mode="create")
+        except FileExistsError:
+            return False
+        except Exception as exc:  # noqa: BLE001
+            if "PreconditionFailed" in f"{type(exc).__name__} {exc}" or "412" in str(exc):
+                return False
+            raise self.error(exc, name, "write") from None
+        if self._listed is not None:
+            self._listed.add(name)
+        return True
+
+    def remove(self, names: Iterable[str]) -> None:
+        """Delete objects ``names`` (missing ones are no error)."""
+        names = sorted(set(names))
+        if not names:
+            return
+        try:
+            self.fs.rm([self.path_of(n) for n in names])
+        except FileNotFoundError:
+            pass
+        except Exception as exc:  # noqa: BLE001
+            raise self.error(exc, names[0], "delete") from None
+        if self._listed is not None:
+            self._listed.difference_update(names)
+
+    def abort_uploads(self, name: str = "") -> int:
+        """Abort the incomplete multipart uploads under object ``name`` (default: the whole prefix); how many.
+
+        A ``kill -9`` during a multipart upload leaves it open (S3 keeps, and bills, its parts); the batch holding
+        the lock calls this before it starts, so every upload it finds is a dead run's.  Only S3 (s3fs) has them.
+        """
+        fs = self.fs
+        call = getattr(fs, "call_s3", None)
+        if call is None:
+            return 0
+        bucket, _, key = self.path_of(name).partition("/")
+        aborted = 0
+        try:
+            listed = call("list_multipart_uploads", Bucket=bucket, Prefix=key)
+            for upload in listed.get("Uploads", []):
+                if name and upload["Key"] != key:
+                    continue
+                call("abort_multipart_upload", Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+                aborted += 1
+        except Exception as exc:  # noqa: BLE001
+            raise self.error(exc, name, "abort the unfinished uploads of") from None
+        return aborted
+
+
+def output_location(out: str, options: Mapping[str, Any] | None = None) -> LocalOut | RemoteOut:
+    """A :class:`RemoteOut` for a URL ``out``, else the :class:`LocalOut` folder."""
+    return RemoteOut(out, options) if is_url(out) else LocalOut(out)
+
+
+@contextlib.contextmanager
+def staging_folder() -> Iterator[str]:
+    """A new local folder (in the system's temp folder) where a remote output's files are made; removed after."""
+    folder = tempfile.mkdtemp(prefix=STAGING_PREFIX)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
