@@ -29,6 +29,7 @@ A member of 0 frames is written uncompressed (``FM``, 0 x n_feats): kaldiio cann
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import struct
 from collections.abc import Iterable, Sequence
@@ -354,6 +355,29 @@ def load_kaldi_matrix(path: str | os.PathLike, offset: int) -> np.ndarray:
     except ImportError as exc:
         raise ParameterError(COMPRESS_HINT.replace("--compress", "reading Kaldi compressed matrices")) from exc
     return np.asarray(kaldiio.load_mat(f"{os.fspath(path)}:{int(offset)}"))
+
+
+def matrix_from_bytes(data: bytes, n_frames: int, n_feats: int, *, compressed: bool, name: str) -> np.ndarray:
+    """The ``(n_frames, n_feats)`` matrix in ``data``, the bytes :func:`read_matrix` reads at its offset (from
+    ``"\\0B"`` on: a store's ranged read of one member in object storage); ``name`` names the ark in errors."""
+    from ..errors import InputError
+
+    if compressed:
+        try:
+            import kaldiio.matio
+        except ImportError as exc:
+            raise ParameterError(COMPRESS_HINT.replace("--compress", "reading Kaldi compressed matrices")) from exc
+        try:
+            matrix = np.asarray(kaldiio.matio.read_kaldi(io.BytesIO(data)))
+        except Exception as exc:  # noqa: BLE001 (kaldiio asserts and raises ValueError on bytes that are no matrix)
+            raise InputError(f"no compressed matrix at this member's offset (the ark changed?): {exc}", name) from None
+        if matrix.shape != (n_frames, n_feats):
+            raise InputError(f"the matrix is {matrix.shape}, the index says ({n_frames}, {n_feats})", name)
+        return matrix
+    expected = _matrix_header(b"FM", n_frames, n_feats)
+    if data[: len(expected)] != expected or len(data) != len(expected) + 4 * n_frames * n_feats:
+        raise InputError(f"no {n_frames}x{n_feats} float matrix at this member's offset (the ark changed?)", name)
+    return np.frombuffer(data, dtype="<f4", offset=len(expected)).reshape(n_frames, n_feats)
 
 
 def read_matrix(path: str | os.PathLike, offset: int, n_frames: int, n_feats: int, *, compressed: bool) -> np.ndarray:

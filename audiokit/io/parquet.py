@@ -270,9 +270,13 @@ def _fsync(path: str) -> None:
 _LAST_GROUP: dict[str, Any] = {}
 
 
-def read_row(path: str | os.PathLike, row: int) -> dict[str, Any]:
+def read_row(path: str | os.PathLike, row: int, *, handle: Any = None, version: tuple[Any, ...] | None = None) -> dict[str, Any]:
     """Read row ``row`` of a file :class:`ParquetWriter` wrote, reading only the row group holding it (the last
     group read is kept, keyed by the file's path, size and mtime).
+
+    ``handle`` is the file already opened as a ``pyarrow.parquet.ParquetFile`` (a remote one over fsspec, its
+    footer read once: :mod:`audiokit.batch.stores.bucket`); ``path`` then only names it and ``version`` (its size
+    and ETag) keys the kept group in place of the file's stat.
 
     Returns
     -------
@@ -289,12 +293,16 @@ def read_row(path: str | os.PathLike, row: int) -> dict[str, Any]:
 
     pa = _pyarrow()
     try:
-        st = os.stat(path)
+        if version is None:
+            st = os.stat(path)
+            version = (st.st_size, st.st_mtime_ns)
+        key = (os.fspath(path), *version)
         cached = _LAST_GROUP.get("group")
-        if cached is not None and cached[0] == (os.fspath(path), st.st_size, st.st_mtime_ns) and cached[1] <= row < cached[2]:
+        if cached is not None and cached[0] == key and cached[1] <= row < cached[2]:
             _, first, _, table, feats, n_feats = cached
         else:
-            handle = pa.parquet.ParquetFile(os.fspath(path))
+            if handle is None:
+                handle = pa.parquet.ParquetFile(os.fspath(path))
             metadata = handle.metadata
             n_feats = int(json.loads(metadata.metadata[b"huggingface"])["info"]["features"]["feats"]["shape"][1])
             first = 0
@@ -309,7 +317,7 @@ def read_row(path: str | os.PathLike, row: int) -> dict[str, Any]:
             feats = table.column("feats").combine_chunks()
             if isinstance(feats, pa.ExtensionArray):  # when ``datasets`` is imported, its Array2D type is registered
                 feats = feats.storage
-            _LAST_GROUP["group"] = ((os.fspath(path), st.st_size, st.st_mtime_ns), first, first + count, table, feats, n_feats)
+            _LAST_GROUP["group"] = (key, first, first + count, table, feats, n_feats)
     except (OSError, KeyError, ValueError, pa.ArrowException) as exc:
         raise InputError(f"cannot read a row of this Parquet file: {exc}", path) from exc
     index = row - first
