@@ -31,7 +31,9 @@ from .store_options import STORE_PARAMS, store_from
 __all__ = ["batch_app", "DROPPED"]
 
 #: Parameters of the single-file commands that batch does not take: the input, output names, stdout reports.
-DROPPED = frozenset({"file", "files", "output", "npy", "layout", "residual", "json_out", "json_lines", "filterbank"})
+DROPPED = frozenset(
+    {"file", "files", "output", "npy", "layout", "residual", "json_out", "json_lines", "filterbank", "filterbank_scale"}
+)
 
 
 def single_file_command(name: str) -> tuple[Callable[..., Any], Callable[[Mapping[str, Any]], Any]]:
