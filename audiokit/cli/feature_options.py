@@ -89,7 +89,12 @@ WindowPosition = Annotated[
 NMels = Annotated[
     Optional[int],
     typer.Option(
-        "--n-mels", min=1, max=1024, help="Mel bands [80; librosa/torchaudio 128; kaldi 23].", rich_help_panel=MEL_PANEL
+        "--n-mels",
+        min=1,
+        max=1024,
+        help="Mel bands [80; librosa/torchaudio 128; kaldi 23]; bands built from the same FFT bins (too many "
+        "for --nfft at low frequencies) draw a warning: give a larger --nfft (zero padding) or fewer bands.",
+        rich_help_panel=MEL_PANEL,
     ),
 ]
 Fmin = Annotated[
@@ -186,4 +191,7 @@ def timefreq_from(p: Mapping[str, Any], *, mel: bool) -> TimeFreqOptions:
         complex_out=p.get("complex_out", False),
         amin=p["amin"],
         channel=p.get("channel"),
+        vmin=p.get("vmin"),
+        vmax=p.get("vmax"),
+        freq_scale=p.get("freq_scale") or "linear",
     )

@@ -55,7 +55,7 @@ from .options import (
     refuse_terminal,
     reporter,
 )
-from .stft_options import Cmap, Fft, Layout, Mix, Npy, Output, Size, Symmetric
+from .stft_options import Cmap, Fft, Layout, Mix, Npy, Output, Size, Symmetric, Vmax, Vmin
 
 MEL_PANEL = "Mel"
 PadOrTrim = Annotated[
@@ -120,6 +120,14 @@ def mel_command(
             rich_help_panel=MEL_PANEL,
         ),
     ] = False,
+    filterbank_scale: Annotated[
+        str,
+        typer.Option(
+            "--filterbank-scale",
+            help="--filterbank PNG frequency axis: mel (mel-spaced, each triangle readable) or linear (Hz).",
+            rich_help_panel=MEL_PANEL,
+        ),
+    ] = "mel",
     output: Output = None,
     npy: Npy = None,
     layout: Layout = "rows",
@@ -129,6 +137,8 @@ def mel_command(
     amin: Amin = None,
     cmap: Cmap = "magma",
     size: Size = "1200x600",
+    vmin: Vmin = None,
+    vmax: Vmax = None,
     channel: Channel = None,
     mix: Mix = False,
     fft: Fft = None,
@@ -163,7 +173,7 @@ def mel_command(
     options = options_from(params)
     inputs = inputs_from(params)
     if filterbank:
-        result = filterbank_job(file, options, png=output, npy=npy, inputs=inputs)
+        result = filterbank_job(file, options, png=output, npy=npy, inputs=inputs, scale=filterbank_scale)
     else:
         result = run_timefreq(file, options, png=output, npy=npy, inputs=inputs, reporter=reporter(), layout=layout)
     print_paths(result.written, to_stderr=result.png_to_stdout)

@@ -52,7 +52,7 @@ from .options import (
     refuse_terminal,
     reporter,
 )
-from .stft_options import Cmap, Fft, Layout, Mix, Npy, Output, Size, Symmetric
+from .stft_options import Cmap, Fft, Layout, Mix, Npy, Output, Size, Symmetric, Vmax, Vmin
 
 MFCC_PANEL = "MFCC"
 NMfcc = Annotated[
@@ -126,8 +126,10 @@ def mfcc_command(
     ref: Ref = None,
     top_db: TopDb = None,
     amin: Amin = None,
-    cmap: Cmap = "magma",
+    cmap: Cmap = "RdBu_r",
     size: Size = "1200x600",
+    vmin: Vmin = None,
+    vmax: Vmax = None,
     channel: Channel = None,
     mix: Mix = False,
     fft: Fft = None,

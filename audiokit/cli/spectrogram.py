@@ -34,7 +34,14 @@ from .options import (
     refuse_terminal,
     reporter,
 )
-from .stft_options import Cmap, Fft, Layout, Mix, Npy, Output, Size, Symmetric
+from .stft_options import OUT_PANEL, Cmap, Fft, Layout, Mix, Npy, Output, Size, Symmetric, Vmax, Vmin
+
+FreqScale = Annotated[
+    str,
+    typer.Option(
+        "--freq-scale", help="PNG frequency axis: linear or log (from the first bin above 0 Hz).", rich_help_panel=OUT_PANEL
+    ),
+]
 
 
 def options_from(params: Mapping[str, Any]) -> TimeFreqOptions:
@@ -79,6 +86,9 @@ def spectrogram_command(
     amin: Amin = None,
     cmap: Cmap = "magma",
     size: Size = "1200x600",
+    vmin: Vmin = None,
+    vmax: Vmax = None,
+    freq_scale: FreqScale = "linear",
     channel: Channel = None,
     mix: Mix = False,
     fft: Fft = None,

@@ -55,7 +55,19 @@ Layout = Annotated[
     ),
 ]
 Cmap = Annotated[str, typer.Option("--cmap", help="matplotlib colormap of the PNG.", rich_help_panel=OUT_PANEL)]
-Size = Annotated[str, typer.Option("--size", help="PNG size in pixels, WIDTHxHEIGHT.", rich_help_panel=OUT_PANEL)]
+Size = Annotated[
+    str, typer.Option("--size", help="PNG size in pixels, WIDTHxHEIGHT, whatever the channel count.", rich_help_panel=OUT_PANEL)
+]
+Vmin = Annotated[
+    Optional[float],
+    typer.Option(
+        "--vmin",
+        help="PNG colour range bottom, in the colorbar's unit (dB re --ref; unset --ref: re 1, absolute), so a "
+        "series of PNGs made with one --vmin/--vmax maps equal values to equal colours [the picture's own range].",
+        rich_help_panel=OUT_PANEL,
+    ),
+]
+Vmax = Annotated[Optional[float], typer.Option("--vmax", help="PNG colour range top (see --vmin).", rich_help_panel=OUT_PANEL)]
 
 
 def stft_options_from(params: Mapping[str, Any]) -> StftOptions:

@@ -26,7 +26,7 @@ from ..io import check_distinct, check_output_path, derived_output, is_stdio, ou
 from ..io.members import OpenMember, TimeMajorFrames
 from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
 from ..io.reader import BLOCK_SAMPLES
-from .params import InputOptions, check_channel_of, check_figure_path, duration_samples
+from .params import InputOptions, check_channel_of, check_figure_path, choice, duration_samples
 from .progress import SILENT, Reporter
 from .registry import SourceFacts
 from .stft_frontend import StftFrontEnd, mel_bank, pick_channels
@@ -414,6 +414,7 @@ class _Job:
             row_freqs=fe.row_freqs,
             mel_meta=fe.mel_meta,
             size=parsed.size,
+            n_samples=self.source.n_samples,
         )
 
 
@@ -429,6 +430,8 @@ class _FigureFacts:
     dim: int
     log: str | None
     size: tuple[int, int]
+    n_samples: int
+    mel_meta: dict[str, Any]
 
     @classmethod
     def of(cls, job: _Job) -> _FigureFacts:
@@ -442,6 +445,8 @@ class _FigureFacts:
             dim=job.chain.dim,
             log=parsed.log if parsed.scale == "db" or parsed.kind == "mfcc" else None,
             size=parsed.size,
+            n_samples=job.source.n_samples,
+            mel_meta=getattr(fe, "mel_meta", {}),
         )
 
 
@@ -508,9 +513,13 @@ def filterbank_job(
     png: str | None,
     npy: str | None,
     inputs: InputOptions = InputOptions(),  # noqa: B008 (frozen)
+    scale: str = "mel",
 ) -> TimeFreqResult:
-    """``mel --filterbank``: draw the triangles and/or save the ``(n_mels, n_freqs)`` matrix (rate from ``path``)."""
+    """``mel --filterbank``: draw the triangles and/or save the ``(n_mels, n_freqs)`` matrix (rate from ``path``).
+
+    ``scale`` (``--filterbank-scale``): the PNG's frequency axis, ``mel`` (mel-spaced) or ``linear`` (Hz)."""
     o = FeatureOptions.of(options)
+    scale = choice("--filterbank-scale", scale, ("mel", "linear"))
     if o.is_kaldi or o.deltas or o.cmvn != "none":
         raise ParameterError("--filterbank draws audiokit's mel bank: not with --compat kaldi, --deltas or --cmvn")
     parsed = o.check()
@@ -541,7 +550,7 @@ def filterbank_job(
         if png is not None:
             from ..plot.timefreq import draw_filterbank
 
-            draw_filterbank(png, bank, plan, mel, parsed.tf.size)
+            draw_filterbank(png, bank, plan, mel, parsed.tf.size, scale=scale)
             if not is_stdio(png):
                 written.insert(0, png)
     return TimeFreqResult(written=written, png_to_stdout=is_stdio(png), shape=tuple(bank.shape))

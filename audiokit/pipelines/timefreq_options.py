@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CMVN_MODES",
     "DELTA_METHODS",
+    "FREQ_SCALES",
     "FeatureOptions",
     "KALDI_WINDOWS",
     "KaldiFrontend",
@@ -58,6 +59,8 @@ LOGS = ("db", "ln", "log10")
 DELTA_METHODS = ("kaldi", "librosa")
 CMVN_MODES = ("none", "utterance", "sliding")
 WINDOW_POSITIONS = ("center", "start")
+#: ``--freq-scale`` choices of the spectrogram PNG.
+FREQ_SCALES = ("linear", "log")
 KALDI_WINDOWS = ("povey", "hamming", "hanning", "rectangular", "blackman", "sine")
 #: A bare-number window shorter than this (seconds) draws a "did you mean ms?" warning (5 ms: speech uses 20-50 ms).
 PLAUSIBLE_WINDOW_S = 5e-3
@@ -154,6 +157,11 @@ class TimeFreqOptions:
     #: Floor before the log (``--amin``); None: :data:`audiokit.dsp.scaling.AMIN` (1e-10 power, 1e-5 magnitude).
     amin: float | None = None
     channel: int | None = None
+    #: The PNG's colour range in dB (the colorbar's unit) re the PNG's ``--ref``: None takes the image's own range.
+    vmin: float | None = None
+    vmax: float | None = None
+    #: The spectrogram PNG's frequency axis: ``linear`` or ``log`` (from the first bin above 0 Hz).
+    freq_scale: str = "linear"
 
     @property
     def kind(self) -> Literal["spectrogram", "mel"]:
@@ -288,6 +296,9 @@ class FeatureOptions:
         scale = choice("--scale", tf.scale, SCALES)
         power_kind: Kind = "magnitude" if scale == "magnitude" else "power"
         size = _parse_size(tf.size)
+        _check_colours(tf)
+        if choice("--freq-scale", tf.freq_scale, FREQ_SCALES) == "log" and self.kind != "spectrogram":
+            raise ParameterError(f"--freq-scale log: the {self.kind} picture's rows are mel bands (already mel-spaced)")
         if self.is_kaldi:
             _kaldi_checks(self, given_ref)
             mel, amin = tf.mel, _FLT_EPSILON
@@ -318,7 +329,7 @@ class FeatureOptions:
             power_kind=power_kind,
             log=log,
             ref=float(defaults.FEATURE_REF) if given_ref is None else given_ref,
-            png_ref=defaults.PICTURE_REF if given_ref is None else given_ref,
+            png_ref=_png_ref(given_ref, tf),
             top_db=tf.npy_top_db,
             amin=amin,
             size=size,
@@ -412,6 +423,23 @@ def _amin(amin: float | None, power_kind: Kind) -> float:
     if not (isinstance(amin, (int, float)) and math.isfinite(amin) and amin > 0):
         raise ParameterError(f"--amin must be a number > 0, got {amin!r}")
     return float(amin)
+
+
+def _png_ref(given: float | Literal["max"] | None, tf: TimeFreqOptions) -> float | Literal["max"]:
+    """The PNG's ``--ref``: as given; unset, absolute (1, as the ``.npy``) with ``--vmin``/``--vmax`` (a series of
+    pictures must share its reference to compare), else :data:`audiokit.defaults.PICTURE_REF` (its loudest cell)."""
+    if given is not None:
+        return given
+    return float(defaults.FEATURE_REF) if tf.vmin is not None or tf.vmax is not None else defaults.PICTURE_REF
+
+
+def _check_colours(tf: TimeFreqOptions) -> None:
+    """``--vmin``/``--vmax``: finite, and ``vmin < vmax`` when both are given."""
+    for name, value in (("--vmin", tf.vmin), ("--vmax", tf.vmax)):
+        if value is not None and not math.isfinite(value):
+            raise ParameterError(f"{name}: {value!r} is not a finite number")
+    if tf.vmin is not None and tf.vmax is not None and not tf.vmin < tf.vmax:
+        raise ParameterError(f"--vmin {tf.vmin:g} must be below --vmax {tf.vmax:g}")
 
 
 def _parse_size(text: str) -> tuple[int, int]:

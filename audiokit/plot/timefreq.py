@@ -59,17 +59,13 @@ def mel_ticks(n_mels: int, fmin: float, fmax: float, mel_scale: str) -> tuple[li
 
 #: Most channels drawn in one PNG (one panel each); a file with more draws its first ones and says so.
 MAX_PANELS = 8
-#: Pixels of figure height each panel needs for its labels not to overlap; a taller --size is kept.
-PANEL_HEIGHT = 150
-#: Height (pixels) of the title and time axis around the panels.
-FRAME_HEIGHT = 100
 
 
-def panels(items: list[Any], size: tuple[int, int], name: str) -> tuple[list[Any], tuple[int, int]]:
-    """The channels to draw (at most :data:`MAX_PANELS`, with a warning naming them) and the figure size.
+def panels(items: list[Any], name: str) -> list[Any]:
+    """The channels to draw: at most :data:`MAX_PANELS`, with a warning naming them.
 
-    The height grows to ``FRAME_HEIGHT + PANEL_HEIGHT·panels`` when ``size`` is shorter, so labels stay readable
-    (128 channels used to take over a minute to squeeze into 600 pixels, unreadably).
+    The panels share the figure's height: the PNG is exactly ``--size`` whatever the channel count (the layout
+    shortens each panel's label and thins its ticks, :func:`audiokit.plot.raster.figure_layout`).
     """
     if len(items) > MAX_PANELS:
         warnings.warn(
@@ -78,9 +74,7 @@ def panels(items: list[Any], size: tuple[int, int], name: str) -> tuple[list[Any
             stacklevel=3,
         )
         items = items[:MAX_PANELS]
-    if len(items) > 1:
-        size = (size[0], max(size[1], FRAME_HEIGHT + PANEL_HEIGHT * len(items)))
-    return items, size
+    return items
 
 
 def check_cmap(name: str) -> None:
@@ -115,6 +109,17 @@ def render_timefreq(images: np.ndarray, **kwargs: Any) -> bytes:
     return png_bytes(spectrogram_figure(images, **kwargs))
 
 
+def time_edges(poolers: list[Any], *, first_centre: float, hop: float, duration: float) -> np.ndarray:
+    """The pooled columns' time edges (s): the picture spans ``[0, duration]`` (:func:`~.axes.frame_time_edges`)."""
+    from .axes import frame_time_edges
+
+    return frame_time_edges(poolers[0].edges, first_centre=first_centre, hop=hop, duration=duration)
+
+
+def _stacked(poolers: list[Any]) -> np.ndarray:
+    return poolers[0].image[None] if len(poolers) == 1 else np.stack([p.image for p in poolers])
+
+
 def draw_timefreq(
     png_path: str,
     options: Any,
@@ -127,19 +132,23 @@ def draw_timefreq(
     row_freqs: np.ndarray,
     mel_meta: dict[str, Any],
     size: tuple[int, int],
+    n_samples: int,
 ) -> None:
-    """Render the pooled image(s) as dB (re ``ref``, clipped at ``options.top_db``) and write the PNG atomically."""
+    """Render the pooled image(s) as dB (re ``ref``, clipped at ``options.top_db``) and write the PNG atomically.
+
+    The time axis runs from 0 to ``n_samples/sr`` (each frame drawn over the span nearest its centre); the
+    colours span ``options.vmin .. options.vmax`` dB when given (then no ``top_db`` clip), else the image's range;
+    ``options.freq_scale`` ``log`` draws the spectrogram's frequency axis logarithmic, from the first bin above
+    0 Hz.
+    """
     from ..dsp.scaling import to_db
 
     total = len(poolers)
-    poolers, size = panels(poolers, size, source_name)
-    stacked = poolers[0].image[None] if len(poolers) == 1 else np.stack([p.image for p in poolers])
-    top = options.top_db if options.top_db > 0 else None
-    db = to_db(stacked, kind=kind, ref=ref, top_db=top)
-    n_frames = poolers[0].edges[-1]
-    centres = plan.times(int(n_frames), where="centre") if n_frames else np.zeros(1)
-    half = plan.hop_length / plan.sr / 2
-    t0, t1 = float(centres[0] - half), float(centres[-1] + half)
+    poolers = panels(poolers, source_name)
+    top = options.top_db if options.top_db > 0 and options.vmin is None else None
+    db = to_db(_stacked(poolers), kind=kind, ref=ref, top_db=top)
+    hop = plan.hop_length / plan.sr
+    x_edges = time_edges(poolers, first_centre=float(plan.times(1, where="centre")[0]), hop=hop, duration=n_samples / plan.sr)
     name = title_name(source_name)
     title = (
         f"{name} — {options.kind}, sr {plan.sr} Hz, win {plan.win_length} ({1000 * plan.win_length / plan.sr:g} ms), "
@@ -149,34 +158,41 @@ def draw_timefreq(
         + (f", channels 0-{len(poolers) - 1} of {total}" if len(poolers) < total else "")
     )
     ref_label = "dB re max" if ref == "max" else f"dB re {ref:g}"
+    common: dict[str, Any] = dict(
+        t_start=0.0,
+        t_end=float(x_edges[-1]),
+        x_edges=x_edges,
+        title=title,
+        colorbar_label=ref_label,
+        cmap=options.cmap,
+        size=size,
+        vmin=options.vmin,
+        vmax=options.vmax,
+    )
     if options.kind == "mel":
         title += f", {mel_meta['n_mels']} mel ({mel_meta['mel_scale']})"
         ticks = mel_ticks(mel_meta["n_mels"], mel_meta["fmin_hz"], mel_meta["fmax_hz"], mel_meta["mel_scale"])
         png = render_timefreq(
             db,
-            t_start=t0,
-            t_end=t1,
+            **{**common, "title": title},
             f_low=-0.5,
             f_high=mel_meta["n_mels"] - 0.5,
-            title=title,
-            colorbar_label=ref_label,
-            cmap=options.cmap,
-            size=size,
             mel_ticks=ticks,
             ylabel="frequency (Hz, mel-spaced)",
         )
     else:
         df = plan.delta_f
+        f_low, f_high = float(row_freqs[0] - df / 2), float(row_freqs[-1] + df / 2)
+        log = options.freq_scale == "log"
+        low = max(f_low, df / 2) if log else max(f_low, 0.0)
         png = render_timefreq(
             db,
-            t_start=t0,
-            t_end=t1,
-            f_low=float(row_freqs[0] - df / 2),
-            f_high=float(row_freqs[-1] + df / 2),
-            title=title,
-            colorbar_label=ref_label,
-            cmap=options.cmap,
-            size=size,
+            **common,
+            f_low=f_low,
+            f_high=f_high,
+            y_range=(low, min(f_high, plan.sr / 2)),
+            y_scale="log" if log else "linear",
+            ylabel="frequency (Hz, log)" if log else "frequency (Hz)",
         )
     write_bytes_atomic(png_path, png)
 
@@ -185,7 +201,7 @@ class FeatureFigure(Protocol):
     """What :func:`draw_features` reads of a features job (``pipelines/features.py``'s ``_FeatureJob``)."""
 
     @property
-    def o(self) -> Any: ...  # FeatureOptions: kind, is_kaldi, compat, timefreq.channel, timefreq.cmap
+    def o(self) -> Any: ...  # FeatureOptions: kind, is_kaldi, compat, deltas, timefreq (channel, cmap, vmin, vmax)
 
     @property
     def source(self) -> AudioSource: ...
@@ -208,45 +224,96 @@ class FeatureFigure(Protocol):
     @property
     def size(self) -> tuple[int, int]: ...  # WxH pixels
 
+    @property
+    def n_samples(self) -> int: ...  # samples per channel the frames cover (the time axis: 0 .. n_samples/sr)
+
+    @property
+    def mel_meta(self) -> dict[str, Any]: ...  # the STFT front end's mel bank (n_mels, fmin_hz, fmax_hz, mel_scale)
+
+
+#: The cepstra's default colormap: diverging, white at 0 (``--cmap`` overrides it).
+CEPSTRA_CMAP = "RdBu_r"
+
 
 def draw_features(png_path: str, poolers: list[Any], job: FeatureFigure) -> None:
     """Draw a features job's pooled rows (one panel per channel), non-finite values at the lowest drawn, as a PNG.
 
-    The time axis spans the first frame's start to the last frame's end (Kaldi: frame ``m`` covers
-    ``[m·hop, m·hop + win)`` samples; STFT: as its plan places the frames); rows are indices (``-0.5 .. dim - 0.5``).
+    The time axis runs from 0 to the input's duration, each frame drawn over the span nearest its centre (Kaldi:
+    frame ``m``'s window ``[m·hop + first, m·hop + first + win)`` samples; STFT: as its plan places the frames).
+    Rows: log-mel and Kaldi fbank bands are labelled with the frequencies of their centres (as the ``mel``
+    spectrogram; with deltas or an energy row, integer row indices); cepstra with integer coefficient indices.
+
+    Cepstra (``mfcc``) are drawn per coefficient: row ``k`` divided by ``max |c_k|`` over the picture, on a
+    diverging colormap (:data:`CEPSTRA_CMAP`) centred at 0 -- c0 (the log energy, hundreds of units) would
+    otherwise flatten c1, c2, ... to one colour.  With ``vmin``/``vmax`` the values are drawn as they are, on
+    that range (a series of pictures compares).
     """
-    images = poolers[0].image[None] if len(poolers) == 1 else np.stack([p.image for p in poolers])
+    images = _stacked(poolers)
     images = np.where(np.isfinite(images), images, np.nanmin(np.where(np.isfinite(images), images, np.inf)))
     o = job.o
+    tf = o.timefreq
+    sr = job.source.sr
     if o.is_kaldi:
         hop, win = job.kopts.window_shift, job.kopts.window_size
-        t0 = 0.0
+        first_centre = ((0 if job.kopts.snip_edges else hop // 2 - win // 2) + win / 2) / sr
     else:
         hop, win = job.plan.hop_length, job.plan.win_length
-        t0 = float(job.plan.times(1, where="start")[0])
-    sr = job.source.sr
-    t1 = t0 + (job.n_frames - 1) * hop / sr + win / sr
+        first_centre = float(job.plan.times(1, where="centre")[0])
+    x_edges = time_edges(poolers, first_centre=first_centre, hop=hop / sr, duration=job.n_samples / sr)
     name = job.source.name if is_stdio(job.source.name) else job.source.name.rsplit("/", 1)[-1]
     what = {"mfcc": f"{job.dim} MFCC", "mel": f"{job.dim} log-mel"}[o.kind]
     if o.is_kaldi:
         what = f"Kaldi {'fbank' if o.kind == 'mel' else 'MFCC'} ({job.dim})"
-    title = f"{name} — {what}, sr {sr} Hz, win {win}, hop {hop}" + (f", compat {o.compat}" if o.compat else "")
-    if o.timefreq.channel is not None:
-        title += f", channel {o.timefreq.channel}"
-    label = "coefficient" if o.kind == "mfcc" else ("ln energy" if o.is_kaldi else f"log-mel ({job.log})")
+    title = (
+        f"{title_name(name)} — {what}, sr {sr} Hz, win {win} ({1000 * win / sr:g} ms), hop {hop} ({1000 * hop / sr:g} ms)"
+        + (f", compat {o.compat}" if o.compat else "")
+        + (f", channel {tf.channel}" if tf.channel is not None else "")
+    )
+    kw: dict[str, Any] = dict(vmin=tf.vmin, vmax=tf.vmax, cmap=tf.cmap)
+    if o.kind == "mfcc":
+        label = "coefficient" + (" (c, Δ, ΔΔ)" if o.deltas else "")
+        if tf.vmin is None and tf.vmax is None:
+            peak = np.max(np.abs(images), axis=(0, 2), keepdims=True)
+            images = images / np.where(peak > 0, peak, 1.0)
+            kw.update(vmin=-1.0, vmax=1.0, colorbar_label="c_k / max|c_k| (each coefficient)")
+        else:
+            kw.update(colorbar_label="value" if o.is_kaldi else f"cepstrum ({job.log})")
+        kw.update(y_integer=True, ylabel=label)
+    else:
+        kw.update(colorbar_label="ln energy" if o.is_kaldi else f"log-mel ({job.log})")
+        bands = _band_ticks(job)
+        if bands is None:
+            kw.update(y_integer=True, ylabel="row" + (" (bands, Δ, ΔΔ)" if o.deltas else ""))
+        else:
+            kw.update(mel_ticks=bands, ylabel="frequency (Hz, mel-spaced)")
     png = render_timefreq(
         images,
-        t_start=t0,
-        t_end=t1,
+        t_start=0.0,
+        t_end=float(x_edges[-1]),
+        x_edges=x_edges,
         f_low=-0.5,
         f_high=job.dim - 0.5,
         title=title,
-        colorbar_label=label,
-        cmap=o.timefreq.cmap,
         size=job.size,
-        ylabel="row",
+        **kw,
     )
     write_bytes_atomic(png_path, png)
+
+
+def _band_ticks(job: FeatureFigure) -> tuple[list[float], list[str]] | None:
+    """Frequency ticks of a log-mel / Kaldi fbank picture whose rows are exactly the bands (else None)."""
+    o = job.o
+    if o.deltas:
+        return None
+    if o.is_kaldi:
+        k = job.kopts
+        if k.use_energy:
+            return None
+        return mel_ticks(job.dim, k.low_freq, k.mel_high_freq_hz, "htk")  # Kaldi's 1127 ln(1 + f/700) is HTK's mel
+    meta = job.mel_meta
+    if not meta or meta.get("n_mels") != job.dim:
+        return None
+    return mel_ticks(meta["n_mels"], meta["fmin_hz"], meta["fmax_hz"], meta["mel_scale"])
 
 
 class FilterbankLabels(Protocol):
@@ -262,11 +329,12 @@ class FilterbankLabels(Protocol):
     def norm(self) -> Any: ...  # "slaney", None or a number
 
 
-def draw_filterbank(png_path: str, bank: np.ndarray, plan: Any, mel: FilterbankLabels, size: str) -> None:
+def draw_filterbank(png_path: str, bank: np.ndarray, plan: Any, mel: FilterbankLabels, size: str, *, scale: str = "mel") -> None:
     """Draw the mel filter bank ``bank`` (n_mels, n_freqs) over the plan's bin frequencies (Hz); write the PNG atomically.
 
     ``plan`` is the job's :class:`~audiokit.dsp.stft.StftPlan` (``sr``, ``n_fft``, ``n_freqs``, ``freqs``);
-    ``size`` is the ``--size`` text.
+    ``size`` is the ``--size`` text.  ``scale`` ``mel`` spaces the frequency axis by the bank's own mel scale
+    (equal triangles side by side, each readable; ticks at round Hz), ``linear`` by Hz.
     """
     from .figure import filterbank_figure, png_bytes
     from .layout import parse_size
@@ -275,4 +343,7 @@ def draw_filterbank(png_path: str, bank: np.ndarray, plan: Any, mel: FilterbankL
         f"{mel.n_mels} mel filters ({mel.mel_scale}, norm {mel.norm}) over {plan.n_freqs} bins, "
         f"sr {plan.sr} Hz, n_fft {plan.n_fft}"
     )
-    write_bytes_atomic(png_path, png_bytes(filterbank_figure(bank, plan.freqs, title=title, size=parse_size(size))))
+    figure = filterbank_figure(
+        bank, plan.freqs, title=title, size=parse_size(size), mel_scale=mel.mel_scale if scale == "mel" else None
+    )
+    write_bytes_atomic(png_path, png_bytes(figure))

@@ -75,7 +75,8 @@ def test_png_job_imports_no_matplotlib(tmp_path):
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert proc.stdout.split() == ["a.png", "0", "False"], proc.stderr[-2000:]
-    assert PIL.open(tmp_path / "a.png").size == (1200, 600)
+    with PIL.open(tmp_path / "a.png") as image:
+        assert image.size == (1200, 600)
 
 
 @pytest.mark.parametrize("rows, n_columns, width, step", [(1025, 5000, 120, 125), (80, 1200, 1200, 300), (7, 1000, 33, 97)])
