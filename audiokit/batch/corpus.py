@@ -13,18 +13,22 @@ n_feats)``, ``.batches(...)`` of padded arrays with a mask.  The single-file out
 ``resample``/``dehum``/``quantize``/``info``/``spectrum``) open as a :class:`Corpus`: the folder's
 ``manifest.jsonl`` is the index, the last record of each id counts; ids whose last record is ``ok`` are the
 corpus, the others are in :attr:`Corpus.failed` with their error.  Nothing is loaded before it is asked for.
+
+A store in object storage opens from its URL: ``audiokit.corpus.open("s3://bucket/feats", storage_options={...})``
+fetches its index, then reads each utterance with one ranged request (:mod:`.stores.bucket`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io.remote import is_url
 from .manifest import MANIFEST, RESULTS, read_records
 from .stores.description import DESCRIPTION
 from .stores.reader import Batch, StoreCorpus, StoreEntry
@@ -144,8 +148,29 @@ class Corpus:
         return f"Corpus({str(self.root)!r}, {len(self)} ok, {len(self.failed)} failed)"
 
 
-def open(path: str | os.PathLike) -> Corpus | StoreCorpus:  # noqa: A001 - audiokit.corpus.open reads like the builtin
-    """Open a batch output folder: a corpus store (``store.json``) or the single-file outputs (``manifest.jsonl``)."""
+def open(  # noqa: A001 - audiokit.corpus.open reads like the builtin
+    path: str | os.PathLike, *, storage_options: Mapping[str, Any] | None = None
+) -> Corpus | StoreCorpus:
+    """Open a batch output folder: a corpus store (``store.json``) or the single-file outputs (``manifest.jsonl``).
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The folder, or a store's URL prefix in object storage (``s3://bucket/feats``, ``gs://...``): the index is
+        fetched (three requests) and each array read by one ranged request (:mod:`audiokit.batch.stores.bucket`).
+    storage_options : mapping, optional
+        fsspec storage options for a URL, as Hugging Face datasets' ``storage_options=`` (``endpoint_url``,
+        ``key``/``secret``, ``anon`` ...; defaults from ``AUDIOKIT_STORAGE_OPTIONS``, then fsspec's and the
+        filesystem's own configuration); ignored for a folder.
+
+    Raises
+    ------
+    InputError
+        Not a batch output (no ``store.json`` nor ``manifest.jsonl``; a URL must hold a store), or for a URL: no
+        such bucket, access denied, no credentials, server unreachable (one line naming the URL).
+    """
+    if is_url(str(path)):
+        return StoreCorpus(str(path), storage_options=storage_options)
     if (Path(path) / DESCRIPTION).is_file():
         return StoreCorpus(path)
     return Corpus(path)

@@ -42,9 +42,12 @@ __all__ = [
     "EXTRA_HINT",
     "RemoteFile",
     "display_url",
+    "filesystem",
+    "info_mtime_ns",
     "is_url",
     "list_prefix",
     "object_state",
+    "open_known",
     "open_url",
     "parse_storage_options",
     "redact",
@@ -333,6 +336,17 @@ def _filesystem(url: str, options: Mapping[str, Any]) -> tuple[Any, str]:
         raise ParameterError(redact(f"--storage-option: {' '.join(str(exc).split())}", options, url)) from None
 
 
+def filesystem(url: str, options: Mapping[str, Any] | None = None) -> tuple[Any, str]:
+    """fsspec's filesystem of ``url`` with the storage ``options`` (:data:`_OPEN_KEYS` dropped) and the path in it.
+
+    Raises
+    ------
+    ParameterError
+        As :func:`open_url`.
+    """
+    return _filesystem(url, {k: v for k, v in (options or {}).items() if k not in _OPEN_KEYS})
+
+
 def list_prefix(url: str, options: Mapping[str, Any] | None = None) -> list[str] | None:
     """The object URLs under ``url`` when it names a prefix (a "folder" of object storage), else None.
 
@@ -383,6 +397,13 @@ def _ns(value: Any) -> int | None:
     return None
 
 
+def info_mtime_ns(info: Mapping[str, Any]) -> int | None:
+    """The modification time in an fsspec info (S3 ``LastModified``, ``mtime``, GCS ``updated``) as integer
+    nanoseconds since the epoch, or None."""
+    mtime = next((info[k] for k in ("LastModified", "last_modified", "mtime", "updated") if info.get(k) is not None), None)
+    return _ns(mtime)
+
+
 #: Metadata of objects this process asked about (:func:`object_state`), kept for the :func:`open_url` that follows
 #: (the batch asks for an input's size, mtime and ETag, then opens it): ``(url, options) -> (monotonic time, info)``.
 _KNOWN: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
@@ -431,17 +452,22 @@ def object_state(url: str, options: Mapping[str, Any] | None = None) -> tuple[in
     if info.get("type", "file") == "file":
         _remember(url, given, info)
     size = info.get("size")
-    mtime = next((info[k] for k in ("LastModified", "last_modified", "mtime", "updated") if info.get(k) is not None), None)
     etag = next((str(info[k]).strip('"') for k in ("ETag", "etag", "md5Hash") if info.get(k)), None)
-    return (int(size) if isinstance(size, int) else None), _ns(mtime), etag
+    return (int(size) if isinstance(size, int) else None), info_mtime_ns(info), etag
 
 
-def _read_if_match(handle: Any, info: Mapping[str, Any]) -> None:
-    """Make an s3fs file's reads conditional on ``info``'s ETag (``IfMatch``), as s3fs does after its own HEAD: an
-    object rewritten since fails its next read (a one-line read failure) instead of mixing two versions."""
+def open_known(fs: Any, path: str, info: Mapping[str, Any], **file_kwargs: Any) -> Any:
+    """``fs.open(path, "rb", ...)`` of an object whose metadata ``info`` is known (a HEAD or a listing of a moment
+    ago): no request before the first read.  s3fs's reads are made conditional on ``info``'s ETag (``IfMatch``), as
+    s3fs does after its own HEAD: an object rewritten since fails its next read ("the object was rewritten while it
+    was read") instead of mixing two versions."""
+    handle = fs.open(path, mode="rb", size=int(info["size"]), **file_kwargs)
+    if hasattr(type(handle), "details"):
+        handle.details = dict(info)
     payer = getattr(handle, "_request_payer_kw", None)
     if isinstance(payer, dict) and hasattr(handle, "read_kw") and info.get("ETag"):
         handle.read_kw = {**payer, "IfMatch": info["ETag"]}
+    return handle
 
 
 def open_url(url: str, options: Mapping[str, Any] | None = None) -> RemoteFile:
@@ -478,10 +504,7 @@ def open_url(url: str, options: Mapping[str, Any] | None = None) -> RemoteFile:
     known = _recall(url, given)
     try:
         if known is not None:  # object_state's HEAD of a moment ago: no second one (s3fs checks its ETag on reads)
-            handle = fs.open(path, mode="rb", size=known["size"], **file_kwargs)
-            if hasattr(type(handle), "details"):
-                handle.details = known
-            _read_if_match(handle, known)
+            handle = open_known(fs, path, known, **file_kwargs)
         else:
             fs.invalidate_cache(path)  # the size and version as they are now (a listing cached here may be old)
             handle = fs.open(path, mode="rb", **file_kwargs)

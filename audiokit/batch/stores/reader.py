@@ -12,6 +12,9 @@ The index is ``index.sqlite`` (:mod:`.index`): ids, lengths and locations, looke
 array is read when asked for (``npy``: ``np.load(mmap_mode="r")``; ``shards``: a memory map into the tar; ``kaldi``:
 a memory map into the ark, or kaldiio for compressed matrices; ``parquet``: the row group holding the row).  After an
 interrupted run (the index older than the manifest) the index is rebuilt in memory from the manifest, with a warning.
+
+A store in object storage (``StoreCorpus("s3://bucket/feats", storage_options=...)``) reads the same index, fetched,
+and each array with one ranged request of the member's bytes (:mod:`.bucket`); its arrays are read-only copies.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import json
 import os
 import sqlite3
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -29,8 +32,10 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
+from ...io.remote import is_url
 from ..manifest import MANIFEST, latest_records
-from .description import read_description
+from .bucket import StoreObjects
+from .description import DESCRIPTION, FORMAT, read_description
 from .index import COLUMNS, INDEX, fill_index
 from .layout import utf8_text
 
@@ -82,35 +87,69 @@ class StoreEntry:
 
 
 class StoreCorpus:
-    """A corpus store (see the module docstring)."""
+    """A corpus store (see the module docstring): a folder, or a URL prefix in object storage
+    (``s3://bucket/feats``, read through fsspec with ``storage_options``: :mod:`.bucket`)."""
 
-    def __init__(self, root: str | os.PathLike) -> None:
-        self.root = Path(root).resolve()
-        description = read_description(str(self.root))
+    def __init__(self, root: str | os.PathLike, *, storage_options: Mapping[str, Any] | None = None) -> None:
+        self._objects: StoreObjects | None = None
+        if is_url(str(root)):
+            self._objects = StoreObjects(str(root), storage_options)
+            self.root: Path | str = self._objects.name
+            description = self._remote_description(self._objects)
+        else:
+            self.root = Path(root).resolve()
+            description = read_description(str(self.root))
         if description is None:
-            raise InputError("no store.json here: not an audiokit corpus store", root)
+            raise InputError("no store.json here: not an audiokit corpus store", self.root)
         self.description: dict[str, Any] = description
         self.kind: str = description["store"]
         self.dtype = np.dtype(description["dtype"])
         self._db = self._connect()
 
+    @staticmethod
+    def _remote_description(objects: StoreObjects) -> dict[str, Any] | None:
+        if DESCRIPTION not in objects.top:
+            return None
+        data = objects.json(DESCRIPTION)
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise InputError(f"not an audiokit store description (format {FORMAT!r} expected)", f"{objects.name}/{DESCRIPTION}")
+        return data
+
     def _connect(self) -> sqlite3.Connection:
-        index, manifest = self.root / INDEX, self.root / MANIFEST
+        if self._objects is not None:
+            if self._objects.newer_or_same(INDEX, MANIFEST):
+                return self._objects.sqlite(INDEX)
+            self._warn_stale()
+            if MANIFEST not in self._objects.top:
+                return self._rebuilt({})
+            copy = self._objects.manifest_copy(MANIFEST)
+            try:
+                return self._rebuilt(latest_records(copy))
+            finally:
+                os.unlink(copy)
+        index, manifest = Path(self.root) / INDEX, Path(self.root) / MANIFEST
         try:
             fresh = index.stat().st_mtime_ns >= manifest.stat().st_mtime_ns
         except FileNotFoundError:
             fresh = index.exists()
         if fresh:
             return sqlite3.connect(f"file:{index}?mode=ro", uri=True, check_same_thread=False)
+        self._warn_stale()
+        return self._rebuilt(latest_records(manifest))
+
+    def _warn_stale(self) -> None:
         warnings.warn(
             f"{self.root}: {INDEX} is missing or older than {MANIFEST} (an interrupted run): reading the manifest "
             "(run the batch again to finish the store and its index)",
-            stacklevel=3,
+            stacklevel=4,
         )
+
+    def _rebuilt(self, latest: Mapping[Any, dict[str, Any]]) -> sqlite3.Connection:
+        """An index in memory from the manifest's latest records (those of this store's fingerprint)."""
         fingerprint = self.description.get("fingerprint")
         ok: list[dict[str, Any]] = []
         failed: list[dict[str, Any]] = []
-        for record in latest_records(manifest).values():
+        for record in latest.values():
             if record.get("fingerprint") == fingerprint:
                 (ok if record.get("status") == "ok" else failed).append(record)
         done = {r["id"] for r in ok}
@@ -168,7 +207,9 @@ class StoreCorpus:
     @cached_property
     def stats(self) -> dict[str, Any]:
         """The corpus statistics (``stats.json``: count, sum, sum_squares, mean, std per dimension)."""
-        path = self.root / "stats.json"
+        if self._objects is not None:
+            return self._objects.json("stats.json") if "stats.json" in self._objects.top else {}
+        path = Path(self.root) / "stats.json"
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
     def __repr__(self) -> str:
@@ -177,7 +218,10 @@ class StoreCorpus:
     # ------------------------------------------------------------------ arrays
     def read(self, row: dict[str, Any]) -> np.ndarray:
         """The array of an index row (see the module docstring)."""
-        path = self.root.joinpath(*str(row["file"]).split("/"))
+        if self._objects is not None:
+            compressed = bool(self.description.get("compress"))
+            return self._objects.array(self.kind, row, dtype=self.dtype, compressed=compressed)
+        path = Path(self.root).joinpath(*str(row["file"]).split("/"))
         n_frames, n_feats = int(row["n_frames"]), int(row["n_feats"])
         if self.kind == "npy":  # read whole (faster than np.load: the header is known), mapped beyond 16 MiB
             nbytes, offset = row.get("nbytes") or 0, row.get("offset")
