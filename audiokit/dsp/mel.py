@@ -16,7 +16,9 @@ corner ``i`` to ``i+1`` and falls to ``i+2``; its weight at DFT bin ``k``
 ``norm='slaney'`` scales each triangle by ``2 / (c_{i+2} - c_i)`` (Hz) so that
 its area is constant.  A filter that falls between DFT bins is all zeros: it
 is kept (its band reads 0) and a warning names it; use fewer mels or a larger
-``n_fft``.
+``n_fft``.  Bands built from exactly the same DFT bins as the band below (at low
+frequencies, where the triangles are narrower than ``sr/n_fft``) duplicate it:
+a second warning counts them, once per bank.
 
 This is ``librosa.filters.mel(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin,
 fmax=fmax, htk=(scale == 'htk'), norm=norm)``; librosa's *defaults* are
@@ -46,6 +48,7 @@ from .scaling import AMIN, DB_FACTOR, rescale_db
 from .stft import LOG_KINDS, StftPlan, compute, output_for_power
 
 __all__ = [
+    "DuplicateBandsWarning",
     "MEL_SCALES",
     "MelNorm",
     "MelScale",
@@ -168,7 +171,8 @@ def mel_filterbank(
     Warns
     -----
     UserWarning
-        If some filters cover no DFT bin (all-zero rows).
+        If some filters cover no DFT bin (all-zero rows); if some are built from
+        the same DFT bins as the filter below (duplicates).
     """
     if not _num(sr) or sr <= 0:
         raise ParameterError(f"sr must be a number > 0 (Hz), got {sr!r}")
@@ -193,6 +197,7 @@ def mel_filterbank(
     # frame at 3 MHz made five of them, 120 MiB); the same operations per element, so the same bits.
     weights = np.empty((n_mels, n_freqs), dtype=dtype)
     peaks = np.empty(n_mels)
+    supports: list[tuple[int, int]] = []  # (first, last) bin of each band's non-zero weights
     for i in range(n_mels):
         lower = -(corners[i] - fft_f) / widths[i]  # (f - c_i) / (c_{i+1} - c_i)
         upper = (corners[i + 2] - fft_f) / widths[i + 1]  # (c_{i+2} - f) / (c_{i+2} - c_{i+1})
@@ -201,6 +206,8 @@ def mel_filterbank(
             band *= enorm[i]
         peaks[i] = band.max() if n_freqs else 0.0
         weights[i] = band
+        nonzero = np.flatnonzero(band > 0)
+        supports.append((int(nonzero[0]), int(nonzero[-1])) if nonzero.size else (-1, -1))
     empty = np.flatnonzero(~(peaks > 0))
     if empty.size:
         warnings.warn(
@@ -210,7 +217,40 @@ def mel_filterbank(
             UserWarning,
             stacklevel=2,
         )
+    else:  # one warning: empty filters say the bank is too fine already
+        _warn_duplicates(supports, corners, n_fft=n_fft, sr=float(sr))
     return weights
+
+
+class DuplicateBandsWarning(UserWarning):
+    """Mel bands built from the same DFT bins as the band below (``n_fft`` too small for ``n_mels`` at low frequencies)."""
+
+
+def _warn_duplicates(supports: list[tuple[int, int]], corners: np.ndarray, *, n_fft: int, sr: float) -> None:
+    """Warn once when bands are built from exactly the same DFT bins as the band below (they duplicate it).
+
+    A band's support is the run of bins where its weight is > 0 (a triangle's support is contiguous); two
+    adjacent bands with the same run differ only by their weights on those bins, so they rise and fall together
+    and the picture shows blocks.  The message also gives the frequency below which the triangles' half-widths
+    (corner spacing) are narrower than the bin spacing ``sr/n_fft``.  Empty bands are the other warning's.
+    """
+    repeats = [i for i in range(1, len(supports)) if supports[i][0] >= 0 and supports[i] == supports[i - 1]]
+    if not repeats:
+        return
+    df = sr / n_fft
+    narrow = np.flatnonzero(np.diff(corners) < df)
+    below = f"; the triangles are narrower than the bins below {corners[narrow[-1] + 1]:.0f} Hz" if narrow.size else ""
+    warnings.warn(
+        f"{len(repeats)} of {len(supports)} mel bands are built from the same DFT bins as the band below (bins "
+        f"{df:g} Hz apart at n_fft={n_fft}, sr={sr:g} Hz{below}): they duplicate it; a larger n_fft (--nfft, "
+        f"zero padding, e.g. {_next_pow2(4 * n_fft)}) or fewer mels separates them",
+        DuplicateBandsWarning,
+        stacklevel=3,
+    )
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, int(n - 1).bit_length())
 
 
 def _bank(

@@ -54,7 +54,10 @@ def mel_npy(cli, src: Path, npy: Path, *args) -> np.ndarray:
 
 
 def test_mel_power_equals_the_article_bank_times_the_power_spectrogram(cli, voice, tmp_path):
-    M = mel_npy(cli, voice, tmp_path / "m.npy", "--scale", "power")
+    code, out, err = cli("mel", voice, "--npy", tmp_path / "m.npy", "--scale", "power")
+    # 80 bands on 40 Hz bins: the lowest repeat their neighbours' bins, one warning line says so and what to do
+    assert code == 0 and err.count("\n") == 1 and "mel bands are built from the same DFT bins" in err and "--nfft" in err
+    M = np.load(tmp_path / "m.npy")
     expected = htk_filterbank(SR, 400, 80) @ reference_power(samples(voice)[0], 400, 160)
     assert M.dtype == np.float32 and M.shape == (80, 98)
     assert rel_err(M, expected) <= TOL
@@ -209,7 +212,7 @@ def test_stdin_without_output_is_a_usage_error(cli, voice, monkeypatch, listing)
 
 
 def test_png_to_stdout_is_only_png_bytes(run, voice):
-    code, out, err = run("mel", voice, "-o", "-", "--size", "640x320")
+    code, out, err = run("mel", voice, "-o", "-", "--size", "640x320", "--nfft", "1024")
     assert (code, err) == (0, "")
     assert out.startswith(PNG_MAGIC) and out.endswith(PNG_END)
     assert png_size(out) == (640, 320)

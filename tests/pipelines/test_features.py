@@ -56,6 +56,7 @@ def test_api_mfcc_deltas_and_cmvn(y):
     np.testing.assert_allclose(out, add_deltas(cmvn(base, mode="sliding"), order=2), atol=1e-9)
 
 
+@pytest.mark.filterwarnings("ignore::audiokit.dsp.mel.DuplicateBandsWarning")  # 80 bands at n_fft 400 / 512: the default warns
 def test_api_mfcc_energy_and_errors(y):
     e = audiokit.mfcc(y, sr=16000, energy=True, top_db=None)
     plain = audiokit.mfcc(y, sr=16000, top_db=None)
@@ -69,6 +70,7 @@ def test_api_mfcc_energy_and_errors(y):
         audiokit.mfcc(y, sr=16000, deltas=3)
 
 
+@pytest.mark.filterwarnings("ignore::audiokit.dsp.mel.DuplicateBandsWarning")  # 80 bands at n_fft 400 / 512: the default warns
 def test_log_melspectrogram_log10_is_db_over_10(y):
     db = audiokit.log_melspectrogram(y, sr=16000, ref="max", top_db=50)
     l10 = audiokit.log_melspectrogram(y, sr=16000, log="log10", ref="max", top_db=50)
