@@ -143,20 +143,63 @@ def test_an_http_store_is_refused_with_the_reason(http_server):
         audiokit.corpus.open(f"{http_server.url}/feats")
 
 
-def test_a_store_without_its_index_is_read_from_its_manifest(stores, s3_env):
-    """An interrupted first run's store (no ``index.sqlite`` yet): read from the manifest, with a warning.  (An index
-    older than the manifest takes the same path: S3 modification times have a resolution of one second, equal
-    times count as fresh.)"""
+@pytest.mark.parametrize("case", ["no index", "parts"])
+def test_an_unfinished_store_is_read_from_its_manifest_and_parts(case, stores, s3_env):
+    """An unfinished run's store, as a batch writing to object storage leaves it: no ``index.sqlite`` yet (a first
+    run killed), or ``manifest.d/`` parts listing tasks the index does not hold.  Read from ``manifest.jsonl`` and the
+    parts, with a warning; every utterance they list is there."""
     client = s3_env.server.client()
-    _upload(client, stores["kaldi"], "kaldi-stale")
-    client.delete_object(Bucket=BUCKET, Key="kaldi-stale/index.sqlite")
-    with pytest.warns(UserWarning, match="index.sqlite is missing or older than manifest.jsonl"):
-        remote = audiokit.corpus.open(f"s3://{BUCKET}/kaldi-stale")
+    prefix = f"kaldi-{case.replace(' ', '-')}"
+    _upload(client, stores["kaldi"], prefix)
+    lines = (stores["kaldi"] / "manifest.jsonl").read_bytes().splitlines(keepends=True)
+    if case == "no index":
+        client.delete_object(Bucket=BUCKET, Key=f"{prefix}/index.sqlite")
+    else:  # the last three records only in parts, as a run killed before its finish leaves them
+        client.put_object(Bucket=BUCKET, Key=f"{prefix}/manifest.jsonl", Body=b"".join(lines[:-3]))
+        client.put_object(Bucket=BUCKET, Key=f"{prefix}/manifest.d/run1-000001.jsonl", Body=b"".join(lines[-3:-1]))
+        client.put_object(Bucket=BUCKET, Key=f"{prefix}/manifest.d/run1-000002.jsonl", Body=lines[-1])
+    with pytest.warns(UserWarning, match=r"index.sqlite is missing, or a run is unfinished \(manifest.d/ holds"):
+        remote = audiokit.corpus.open(f"s3://{BUCKET}/{prefix}")
     local = audiokit.corpus.open(stores["kaldi"])
     assert remote.ids == local.ids
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert np.array_equal(remote[local.ids[-1]].array, local[local.ids[-1]].array)
+        for item_id in local.ids:
+            assert np.array_equal(remote[item_id].array, local[item_id].array)
+
+
+def test_a_finished_store_with_no_parts_is_not_rebuilt(stores, s3_env):
+    """The index is put before the whole manifest (the ledger's order), so a manifest newer than the index is the
+    normal case in object storage: no warning, the index is used."""
+    client = s3_env.server.client()
+    _upload(client, stores["npy"], "npy-order")
+    manifest = (stores["npy"] / "manifest.jsonl").read_bytes()
+    client.put_object(Bucket=BUCKET, Key="npy-order/manifest.jsonl", Body=manifest)  # newest object of the store
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        remote = audiokit.corpus.open(f"s3://{BUCKET}/npy-order")
+    assert remote.ids == audiokit.corpus.open(stores["npy"]).ids
+
+
+@pytest.mark.slow
+def test_a_store_written_to_s3_by_a_batch_reads_back(stores, s3_env, cli):
+    """``batch ... --out s3://`` (part 2a) then ``audiokit.corpus.open`` of it: the local store's arrays."""
+    client = s3_env.server.client()
+    data = stores["shards"].parent / "data"
+    for path in sorted(data.rglob("*.flac")):
+        client.upload_file(str(path), BUCKET, f"audio-in/{path.relative_to(data).as_posix()}")
+    out = f"s3://{BUCKET}/written"
+    code, _, err = cli(
+        "batch", "mel", f"s3://{BUCKET}/audio-in/", "--out", out, "--store", "shards", "--shard-size", "40KB", "-q"
+    )
+    assert code == 0, err
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        remote = audiokit.corpus.open(out)
+    local = audiokit.corpus.open(stores["shards"])
+    assert remote.ids == local.ids
+    for item_id in local.ids:
+        assert np.array_equal(remote[item_id].array, local[item_id].array)
 
 
 def test_a_member_beyond_the_object_is_one_line(stores, s3_env):

@@ -3,9 +3,11 @@
 ``audiokit.corpus.open("s3://bucket/feats", storage_options={...})`` opens the store with three requests: one
 listing of the store's top level (its objects' sizes, modification times and ETags), ``store.json``, and
 ``index.sqlite`` fetched whole into a temporary file that SQLite opens and whose name is then removed (nothing is
-left behind; a million utterances are an index of ~100 MB, fetched in 8 MiB reads).  An index older than the
-manifest (an interrupted run) is not trusted: ``manifest.jsonl`` is fetched instead and the index rebuilt in memory,
-with a warning, as for a local store.
+left behind; a million utterances are an index of ~100 MB, fetched in 8 MiB reads).  A batch writing to object
+storage (:mod:`audiokit.batch.ledger`) puts the index before the whole ``manifest.jsonl`` and leaves per-task parts
+``manifest.d/*.jsonl`` until it finishes: a store with parts, or without an index, is an unfinished run, and is read
+from ``manifest.jsonl`` and its parts (in name order) with the index rebuilt in memory and a warning, as a local
+store whose index is older than its manifest.  (Modification times decide nothing here: S3 keeps them to the second.)
 
 One utterance is then one ranged GET (no HEAD: sizes come from the index), counted at the server in the tests:
 
@@ -38,7 +40,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from ...errors import InputError, ParameterError
-from ...io.remote import display_url, filesystem, info_mtime_ns, open_known, remote_error, storage_options
+from ...io.remote import display_url, filesystem, open_known, remote_error, storage_options
 
 __all__ = ["KEPT_PARQUET", "StoreObjects"]
 
@@ -96,7 +98,16 @@ class StoreObjects:
             entries = []
         except Exception as exc:  # noqa: BLE001 (every transport failure becomes one line)
             raise remote_error(exc, self.name, self.options) from None
+        self.folders = {str(e["name"]).rstrip("/").rpartition("/")[2] for e in entries if e.get("type") == "directory"}
         return {str(e["name"]).rstrip("/").rpartition("/")[2]: e for e in entries if e.get("type") == "file"}
+
+    def names_under(self, folder: str) -> list[str]:
+        """The object names (relative to the store) under top-level ``folder``, sorted: one listing."""
+        try:
+            found = self._fs.find(f"{self._path}/{folder}")
+        except Exception as exc:  # noqa: BLE001
+            raise self._failure(exc, folder) from None
+        return sorted(str(key)[len(self._path) + 1 :] for key in found)
 
     def fetch(self, name: str) -> bytes:
         """The whole object ``name`` (relative to the store, POSIX): one GET."""
@@ -145,12 +156,18 @@ class StoreObjects:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
-    def manifest_copy(self, name: str) -> str:
-        """Top-level object ``name`` fetched into a temporary file; its path (the caller removes it)."""
+    def manifest_copy(self, names: list[str]) -> str:
+        """Objects ``names`` (a manifest and its parts) fetched one after the other into a temporary file; its path
+        (the caller removes it).  A top-level object is read in :data:`FETCH_BYTES` reads, a part whole."""
         fd, tmp = tempfile.mkstemp(prefix="audiokit-manifest-", suffix=".jsonl")
         try:
             with os.fdopen(fd, "wb") as sink:
-                self.download(name, sink)
+                for name in names:
+                    if name in self.top:
+                        self.download(name, sink)
+                    else:
+                        data = self.fetch(name)
+                        sink.write(data if not data or data.endswith(b"\n") else data + b"\n")
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -163,15 +180,6 @@ class StoreObjects:
             return json.loads(self.fetch(name))
         except (ValueError, UnicodeDecodeError) as exc:
             raise InputError(f"not JSON ({exc})", self._shown(name)) from None
-
-    def newer_or_same(self, first: str, second: str) -> bool:
-        """True when top-level object ``first`` was modified no earlier than ``second`` (or ``second`` is not
-        there); False when ``first`` is not there."""
-        if first not in self.top:
-            return False
-        if second not in self.top:
-            return True
-        return (info_mtime_ns(self.top[first]) or 0) >= (info_mtime_ns(self.top[second]) or 0)
 
     # ------------------------------------------------------------------ arrays
     def array(self, kind: str, row: Mapping[str, Any], *, dtype: np.dtype, compressed: bool) -> np.ndarray:

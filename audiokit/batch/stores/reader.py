@@ -117,16 +117,7 @@ class StoreCorpus:
 
     def _connect(self) -> sqlite3.Connection:
         if self._objects is not None:
-            if self._objects.newer_or_same(INDEX, MANIFEST):
-                return self._objects.sqlite(INDEX)
-            self._warn_stale()
-            if MANIFEST not in self._objects.top:
-                return self._rebuilt({})
-            copy = self._objects.manifest_copy(MANIFEST)
-            try:
-                return self._rebuilt(latest_records(copy))
-            finally:
-                os.unlink(copy)
+            return self._connect_remote(self._objects)
         index, manifest = Path(self.root) / INDEX, Path(self.root) / MANIFEST
         try:
             fresh = index.stat().st_mtime_ns >= manifest.stat().st_mtime_ns
@@ -136,6 +127,27 @@ class StoreCorpus:
             return sqlite3.connect(f"file:{index}?mode=ro", uri=True, check_same_thread=False)
         self._warn_stale()
         return self._rebuilt(latest_records(manifest))
+
+    def _connect_remote(self, objects: StoreObjects) -> sqlite3.Connection:
+        """The index of a store in object storage: ``index.sqlite``, or the manifest and its parts of an unfinished
+        run (:mod:`.bucket`)."""
+        from ..ledger import PARTS
+
+        if INDEX in objects.top and PARTS not in objects.folders:
+            return objects.sqlite(INDEX)
+        warnings.warn(
+            f"{self.root}: {INDEX} is missing, or a run is unfinished ({PARTS}/ holds manifest parts): reading "
+            f"{MANIFEST} and its parts (run the batch again to finish the store and its index)",
+            stacklevel=4,
+        )
+        names = [MANIFEST] if MANIFEST in objects.top else []
+        if PARTS in objects.folders:
+            names += [n for n in objects.names_under(PARTS) if n.endswith(".jsonl")]
+        copy = objects.manifest_copy(names)
+        try:
+            return self._rebuilt(latest_records(copy))
+        finally:
+            os.unlink(copy)
 
     def _warn_stale(self) -> None:
         warnings.warn(
