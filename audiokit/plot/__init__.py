@@ -3,11 +3,12 @@
 =======================  ==================================================================================
 :mod:`.layout`           the resolution (:data:`DPI`), ``--size WxH`` (:func:`parse_size`), :func:`title_name`
 :mod:`.pooling`          display max-pooling of long images (:class:`ColumnPooler`, :func:`max_pool_columns`)
-:mod:`.figure`           matplotlib figures (Agg, no pyplot): spectrogram, spectrum, mel filter bank; :func:`png_bytes`
+:mod:`.figure`           matplotlib figures (Agg, no pyplot): spectrogram, mel filter bank; :func:`png_bytes`
 :mod:`.raster`           the spectrogram/mel PNG with numpy + Pillow, same layout, no matplotlib import (start-up cost)
 :mod:`.timefreq`         the ``spectrogram``/``mel``/``mfcc`` PNGs (and ``mel --filterbank``): titles, mel ticks, panels,
                          raster-or-matplotlib
-:mod:`.spectrum`         the ``spectrum`` PNG: lines per channel, peak marks, title
+:mod:`.spectrum`         the ``spectrum`` PNG: lines per channel, peak marks and labels, headroom, title
+:mod:`.labels`           the layout step of labels: measured boxes placed near their points without overlaps
 =======================  ==================================================================================
 
 Nothing here computes a spectrum, reads an input or prints: the pipelines hand over arrays (pooled images, the
@@ -23,13 +24,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .figure import filterbank_figure, png_bytes, spectrogram_figure, spectrum_figure
+from .figure import filterbank_figure, png_bytes, spectrogram_figure
 from .layout import DPI, parse_size, title_name
 from .pooling import ColumnPooler, max_pool_columns
 
 if TYPE_CHECKING:
     from .raster import LayoutError, spectrogram_png
-    from .spectrum import draw_spectrum
+    from .spectrum import draw_spectrum, spectrum_figure
     from .timefreq import check_cmap, draw_features, draw_filterbank, draw_timefreq, mel_ticks, render_timefreq
 
 #: Names loaded from their module on first use (each module's imports stay off ``import audiokit.plot``).
@@ -37,6 +38,7 @@ _LAZY = {
     "LayoutError": "raster",
     "spectrogram_png": "raster",
     "draw_spectrum": "spectrum",
+    "spectrum_figure": "spectrum",
     "check_cmap": "timefreq",
     "draw_features": "timefreq",
     "draw_filterbank": "timefreq",

@@ -17,7 +17,7 @@ from .layout import DPI
 if TYPE_CHECKING:
     from ..dsp.mel import MelScale
 
-__all__ = ["filterbank_figure", "png_bytes", "spectrogram_figure", "spectrum_figure"]
+__all__ = ["filterbank_figure", "png_bytes", "spectrogram_figure"]
 
 
 def _figure(size: tuple[int, int]):
@@ -116,61 +116,6 @@ def spectrogram_figure(
     axes[0].set_title(title, fontsize=10, wrap=True)
     axes[-1].set_xlabel("time (s)")
     fig.colorbar(mesh, ax=list(axes), label=colorbar_label, pad=0.015)
-    return fig
-
-
-def spectrum_figure(
-    freqs: np.ndarray,
-    values: np.ndarray,
-    *,
-    title: str,
-    nyquist: float,
-    ylabel: str,
-    peaks: Sequence[tuple[float, float, str]] = (),
-    two_sided: bool = False,
-    size: tuple[int, int] = (1200, 500),
-    floor: float | None = None,
-    xlim: tuple[float, float] | None = None,
-):
-    """Draw a magnitude spectrum against frequency.
-
-    Parameters
-    ----------
-    freqs : np.ndarray, shape (n,)
-        Frequency of each value in Hz.
-    values : np.ndarray, shape (n,) or (channels, n)
-        dB or linear values, one line per channel.
-    nyquist : float
-        sr/2 in Hz, marked with a dashed line.
-    peaks : sequence of (freq_hz, value, label)
-        Annotated with a marker and the label.
-    two_sided : bool
-        When True the axis spans 0..sr and the mirror half is drawn.
-    floor : float, optional
-        Lower limit of the y axis (e.g. the top minus the dB range shown).
-    xlim : (float, float), optional
-        Frequency range shown in Hz (default: everything, Nyquist included).
-    """
-    fig = _figure(size)
-    ax = fig.add_subplot(1, 1, 1)
-    lines = np.atleast_2d(values)
-    for index, line in enumerate(lines):
-        ax.plot(freqs, line, linewidth=0.8, label=f"channel {index}" if len(lines) > 1 else None)
-    ax.axvline(nyquist, color="tab:red", linestyle="--", linewidth=0.9, label=f"Nyquist {nyquist:g} Hz")
-    for freq, value, label in peaks:
-        ax.plot([freq], [value], marker="v", color="tab:orange", markersize=6)
-        ax.annotate(label, (freq, value), textcoords="offset points", xytext=(4, 6), fontsize=8)
-    # Reach past sr/2 by 1 %: a line on the frame's edge is hidden by it, and an
-    # odd n_fft has no bin at sr/2, so freqs[-1] < nyquist would cut it off.
-    right = max(float(freqs[-1]), nyquist)
-    ax.set_xlim(*(xlim if xlim is not None else (freqs[0], right + 0.01 * (right - freqs[0]))))
-    if floor is not None:
-        ax.set_ylim(bottom=floor)
-    ax.set_xlabel("frequency (Hz)" + ("  [0 … fs: the half above Nyquist mirrors the half below]" if two_sided else ""))
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, linewidth=0.3, alpha=0.6)
-    ax.legend(loc="upper right", fontsize=8)
     return fig
 
 
