@@ -144,9 +144,9 @@ def tick_label(value: float, decimals: int = 0, *, kilo: bool = False) -> str:
 def pool_cells(image: np.ndarray, src: np.ndarray, dst: np.ndarray, axis: int) -> np.ndarray:
     """``image``'s cells (edges ``src`` along ``axis``) drawn on the cells with edges ``dst``.
 
-    Each destination cell ``[dst[i], dst[i+1])`` takes the maximum of the source cells starting inside it and
-    of the one covering its start (a narrow line or a short click is never dropped); where source cells are wider
-    than destination cells this repeats the covering cell.  ``src`` and ``dst`` are non-decreasing; ``dst`` lies
+    Each destination cell ``[dst[i], dst[i+1])`` takes the maximum of every source cell it overlaps (by a
+    positive length), so a narrow line or a short click is never dropped; where source cells are wider than
+    destination cells this repeats the covering cell.  ``src`` and ``dst`` are non-decreasing; ``dst`` lies
     inside ``[src[0], src[-1]]``.
 
     Returns
@@ -155,11 +155,20 @@ def pool_cells(image: np.ndarray, src: np.ndarray, dst: np.ndarray, axis: int) -
         ``image`` with ``len(dst) - 1`` cells along ``axis``.
     """
     n = image.shape[axis]
-    starts = np.clip(np.searchsorted(src, dst[:-1], side="right") - 1, 0, n - 1)
+    src, dst = np.asarray(src, dtype=np.float64), np.asarray(dst, dtype=np.float64)
+    starts = np.clip(np.searchsorted(src, dst[:-1], side="right") - 1, 0, n - 1)  # the cell covering each left edge
     stop = int(np.clip(np.searchsorted(src, dst[-1], side="left"), 1, n))
     if stop < n:
         image = np.take(image, np.arange(stop), axis=axis)
     starts = np.minimum(starts, stop - 1)
-    if np.array_equal(starts, np.arange(n)):
+    if starts.size == n and np.array_equal(starts, np.arange(n)) and np.array_equal(src[: n + 1], dst):
         return image
-    return np.maximum.reduceat(image, starts, axis=axis)
+    pooled = np.maximum.reduceat(image, starts, axis=axis)  # cells [starts[i], starts[i+1]) (or starts[i] alone)
+    # the cell covering dst[i+1] also meets cell i when it starts before dst[i+1]
+    partial = np.flatnonzero(src[starts[1:]] < dst[1:-1])
+    if partial.size:
+        moved = np.moveaxis(pooled, axis, -1)
+        moved[..., partial] = np.maximum(
+            moved[..., partial], np.moveaxis(np.take(image, starts[partial + 1], axis=axis), axis, -1)
+        )
+    return pooled

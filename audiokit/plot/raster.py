@@ -298,7 +298,7 @@ def _greedy(ticks: list[tuple[float, str]], box_of: Any, region: Box) -> list[tu
     kept: list[tuple[float, str]] = []
     last: Box | None = None
     for value, text in sorted(ticks):
-        box = box_of(value)
+        box = box_of(value, text)
         if not _clear([box], region) or (last is not None and _overlap(box, last)):
             continue
         kept.append((value, text))
@@ -333,13 +333,16 @@ def figure_layout(
     width, height = size
     line = canvas.line_height
     full: Box = (0, 0, width, height)
-    title_lines = _wrap(canvas, title, width - 2 * EDGE_PAD)
-    top = EDGE_PAD + len(title_lines) * line + TITLE_PAD
     bottom = height - (EDGE_PAD + line + LABEL_PAD + line + TICK_PAD + TICK_LEN)
-    gap = 2 * EDGE_PAD + TICK_LEN
-    if n_panels > 1 and (bottom - top - gap * (n_panels - 1)) / n_panels < 3 * gap:
-        gap = max(2.0, min(gap, (bottom - top) / n_panels / 8))
-    panel_h = (bottom - top - gap * (n_panels - 1)) / n_panels
+    for max_lines in (3, 2, 1):  # a wrapped title gives way to the panels in a short figure
+        title_lines = _wrap(canvas, title, width - 2 * EDGE_PAD, max_lines)
+        top = EDGE_PAD + len(title_lines) * line + TITLE_PAD
+        gap = 2 * EDGE_PAD + TICK_LEN
+        if n_panels > 1 and (bottom - top - gap * (n_panels - 1)) / n_panels < 3 * gap:
+            gap = max(2.0, min(gap, (bottom - top) / n_panels / 8))
+        panel_h = (bottom - top - gap * (n_panels - 1)) / n_panels
+        if panel_h >= max(4, 2 * line) or max_lines == 1:
+            break
     if panel_h < 4:
         raise LayoutError(f"--size {width}x{height}: too small for {n_panels} panels")
     rows = [(round(top + i * (panel_h + gap)), round(top + i * (panel_h + gap) + panel_h)) for i in range(n_panels)]
@@ -360,18 +363,22 @@ def figure_layout(
         return boxes, pixels
 
     bins = _max_bins(panel_h / PT, 2 * 10)  # matplotlib: tick space = length / (2 x label size) on y
-    if panel_h >= 3 * line:
+    if panel_h >= 2.5 * line:
         bins = max(bins, 2)  # a short panel still shows two values of its axis
     bands = [(0, round(y0 - gap / 2), 2000, round(y1 + gap / 2)) for y0, y1 in rows] if n_panels > 1 else [(0, 0, 2000, height)]
+    candidates = _y_tick_values(y_axis, bins, mel_ticks, y_integer)
     while True:
-        y_ticks = _y_tick_values(y_axis, bins, mel_ticks, y_integer)
+        y_ticks = candidates
         if mel_ticks is not None:
-            y_ticks = _greedy(y_ticks, lambda v: canvas.box((1000.0, y_of(v, *rows[0])), "0", "rm"), bands[0])
+            y_ticks = _greedy(candidates, lambda v, s: canvas.box((1000.0, y_of(v, *rows[0])), s, "rm"), bands[0])
         boxes, _ = y_boxes(y_ticks, 1000.0)
         if all(_clear(b, band) for b, band in zip(boxes, bands, strict=True)) or not y_ticks:
             break
-        if bins > 1:
+        if mel_ticks is not None and len(candidates) > 1:
+            candidates = candidates[::2]  # the panels differ by a pixel: every other round frequency
+        elif mel_ticks is None and bins > 1:
             bins -= 1
+            candidates = _y_tick_values(y_axis, bins, None, y_integer)
         else:
             y_ticks = []
             break
@@ -451,7 +458,7 @@ def figure_layout(
         texts.append(Text(text, xy, "ms", canvas.box(xy, text, "ms"), role="title"))
     label_xy = (width - EDGE_PAD - line / 2, (cb[1] + cb[3]) / 2)
     box = canvas.vertical_box(label_xy, colorbar_label)
-    if box[1] >= 0 and box[3] <= height:
+    if box[1] >= cb[1] - TICK_LEN and box[3] <= cb[3] + TICK_LEN:  # beside the colorbar, never up to the title
         texts.append(Text(colorbar_label, label_xy, "mm", box, vertical=True, role="clabel"))
     return layout
 
