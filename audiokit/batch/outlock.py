@@ -27,7 +27,7 @@ import time
 from typing import Any
 
 from ..errors import OutputError
-from ..io.outdir import RemoteOut
+from ..io.outdir import ObjectStoreError, RemoteOut
 from .manifest import LOCK
 
 __all__ = ["ObjectLock", "run_id"]
@@ -70,7 +70,11 @@ class ObjectLock:
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
         ).encode("utf-8")
-        if not target.create(LOCK, self.body):
+        try:
+            taken = target.create(LOCK, self.body)
+        except ObjectStoreError as exc:  # the first request of the run: name the prefix (no bucket, no credentials ...)
+            raise ObjectStoreError(exc.reason, target.root) from None
+        if not taken:
             holder = self._holder()
             if holder is None or not self._stale(holder):
                 raise OutputError(self._refusal(holder), target.root)

@@ -1,8 +1,9 @@
 """Where a batch's output folder lives: a local folder, or a prefix in object storage (``--out s3://bucket/feats``).
 
-:func:`output_location` gives a :class:`LocalOut` (the folder itself: every file is written in place, atomically,
-as before) or a :class:`RemoteOut` (an fsspec URL prefix).  The store code writes every file locally in both cases
--- the same writers, the same bytes -- and a :class:`RemoteOut` then publishes each finished file as one object:
+A local ``--out`` is the folder itself: every file is written in place, atomically, as it always was.  A URL
+``--out`` is a :class:`RemoteOut` (an fsspec URL prefix): the store code still writes every file locally -- the
+same writers, the same bytes, in a staging folder (:func:`staging_folder`) -- and each finished file is then
+published as one object:
 
 * :meth:`RemoteOut.put` uploads a finished local file in one request (fsspec's ``put_file``: one ``PutObject``
   below s3fs's multipart threshold, 2 x 50 MiB; above it a multipart upload completed only once every part is
@@ -25,12 +26,12 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import OutputError
-from .remote import _filesystem, display_url, is_url, redact, remote_error
+from .remote import _filesystem, display_url, redact, remote_error
 
-__all__ = ["OutputLocation", "LocalOut", "RemoteOut", "ObjectStoreError", "output_location", "staging_folder"]
+__all__ = ["RemoteOut", "ObjectStoreError", "STAGING_PREFIX", "staging_folder"]
 
 #: Prefix of the local folders a remote output is staged in (one per client run, one per worker task).
 STAGING_PREFIX = "audiokit-out-"
@@ -45,27 +46,6 @@ class ObjectStoreError(OutputError):
 
     def __reduce__(self) -> tuple[Any, ...]:  # through a process pool or Dask as itself
         return (type(self), (self.reason, self.path))
-
-
-class OutputLocation(Protocol):
-    """What the runner asks of an output folder, wherever it lives."""
-
-    #: The ``--out`` as shown and written in the views (an absolute folder, or the prefix's URL).
-    root: str
-
-    def exists(self, name: str) -> bool:
-        """True when ``name`` (POSIX, relative to the root) is there."""
-
-
-class LocalOut:
-    """A local output folder (the files are written in place; nothing to publish)."""
-
-    def __init__(self, folder: str) -> None:
-        self.root = os.path.abspath(folder)
-
-    def exists(self, name: str) -> bool:
-        """``os.path.exists`` of ``name`` under the folder."""
-        return os.path.exists(os.path.join(self.root, *name.split("/")))
 
 
 class RemoteOut:
@@ -233,11 +213,6 @@ class RemoteOut:
         except Exception as exc:  # noqa: BLE001
             raise self.error(exc, name, "abort the unfinished uploads of") from None
         return aborted
-
-
-def output_location(out: str, options: Mapping[str, Any] | None = None) -> LocalOut | RemoteOut:
-    """A :class:`RemoteOut` for a URL ``out``, else the :class:`LocalOut` folder."""
-    return RemoteOut(out, options) if is_url(out) else LocalOut(out)
 
 
 @contextlib.contextmanager
