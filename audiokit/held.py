@@ -16,21 +16,82 @@ import contextlib
 import signal
 from collections.abc import Iterator
 
-__all__ = ["HELD_SIGNALS", "deferred", "signals_held"]
+__all__ = ["HELD_SIGNALS", "deferred", "held_now", "signals_held", "signals_released"]
 
 #: The signals :func:`signals_held` holds back.
 HELD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 #: How many held blocks are open in this process, and the signals that arrived meanwhile.
 _DEPTH = [0]
 _PENDING: list[int] = []
+#: True while a :func:`signals_released` window is open inside a held block.
+_WINDOW = [False]
 
 
 def deferred(signum: int) -> bool:
-    """For a signal handler: True while a held block is open (the signal is kept and handled when it ends)."""
+    """For a signal handler: True while a held block is open (the signal is kept and handled when it ends).
+
+    Inside a :func:`signals_released` window the first signal is not deferred (False: the handler raises) and
+    closes the window, so that any later one is kept again."""
     if _DEPTH[0] > 0:
+        if _WINDOW[0]:
+            _WINDOW[0] = False
+            return False
         _PENDING.append(signum)
         return True
     return False
+
+
+def held_now() -> bool:
+    """True while a held block is open in this process."""
+    return _DEPTH[0] > 0
+
+
+class signals_released:  # noqa: N801 (used as a context manager, like signals_held)
+    """Inside a held block, let Ctrl-C/SIGTERM act for the length of a ``with``: their handler raises there.
+
+    For a wait inside a held C call that Python code can abandon safely -- a ranged read of a URL input, made from
+    libsndfile's read callback (:class:`audiokit.io.remote.RemoteFile`), that may hang on a stalled connection for
+    the transport's timeouts: the code in the ``with`` catches what the handler raises (``KeyboardInterrupt``,
+    ``Terminated``) and hands it on once the C call has returned.  The signals are unblocked in this thread for the
+    window (so that the wait is interrupted at once, not at its next timeout), a signal kept earlier in the block is
+    raised on entry, and the first signal in the window closes it (:func:`deferred`): one exception at most, and only
+    inside the ``with``.  Outside a held block this does nothing.
+    """
+
+    def __enter__(self) -> signals_released:
+        self._open = _DEPTH[0] > 0
+        if not self._open:
+            return self
+        self._previous = _mask(signal.SIG_UNBLOCK)
+        _WINDOW[0] = True
+        if _PENDING:  # a signal that came while the block held it: raised now, inside the window
+            signum = _PENDING.pop(0)
+            _PENDING.clear()
+            handler = signal.getsignal(signum)
+            try:
+                if callable(handler):
+                    handler(signum, None)
+            except BaseException:
+                self._close()
+                raise
+        return self
+
+    def _close(self) -> None:
+        _WINDOW[0] = False
+        if self._previous is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self._previous)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._open:
+            self._close()
+
+
+def _mask(how: int) -> set[int | signal.Signals] | None:
+    """``pthread_sigmask(how, HELD_SIGNALS)``; the previous mask, or None where there is none."""
+    try:
+        return signal.pthread_sigmask(how, HELD_SIGNALS)
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - no pthread_sigmask on this platform
+        return None
 
 
 @contextlib.contextmanager

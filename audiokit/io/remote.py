@@ -19,14 +19,23 @@ Every failure is an :class:`~audiokit.errors.InputError` with a one-line reason 
 access denied, no credentials, server unreachable, a read that failed midway); a read failure inside libsndfile
 is kept by the :class:`RemoteFile` wrapper (libsndfile calls it from C, where an exception would be printed and
 lost) and raised by :meth:`RemoteFile.raise_failure` once the call returns.
+
+Ctrl-C and SIGTERM are held during libsndfile's calls, but the ranged read inside one is the place where they act
+(:class:`audiokit.held.signals_released`): a read hung on a stalled connection is abandoned at once, its exception
+kept and raised when libsndfile returns, and the command ends with its one line (130/143) instead of waiting for the
+transport's timeouts.  Those default to :data:`CONNECT_TIMEOUT` (10 s) to connect and :data:`READ_TIMEOUT` (30 s)
+for the next bytes of an answer, for ``s3://`` and ``http(s)://``, unless the storage options set their own.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import io
 import json
 import os
 import re
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -35,9 +44,11 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import InputError, ParameterError
+from ..held import held_now, signals_released
 
 __all__ = [
     "BLOCK_BYTES",
+    "CONNECT_TIMEOUT",
     "ENV_OPTIONS",
     "EXTRA_HINT",
     "RemoteFile",
@@ -50,6 +61,7 @@ __all__ = [
     "open_known",
     "open_url",
     "parse_storage_options",
+    "READ_TIMEOUT",
     "redact",
     "remote_error",
     "storage_options",
@@ -59,6 +71,10 @@ __all__ = [
 BLOCK_BYTES = 1 << 18
 #: Blocks the cache keeps (LRU): 32 x 256 KiB = 8 MiB per open input.
 CACHED_BLOCKS = 32
+#: Seconds to wait for a connection to the server, and for the next bytes of an answer, before a request fails
+#: (s3fs and botocore then retry it a few times): defaults of every ``s3://`` and ``http(s)://`` input, changed with
+#: ``--storage-option config_kwargs.read_timeout=S`` (S3) or ``client_kwargs.timeout=S`` (HTTP).
+CONNECT_TIMEOUT, READ_TIMEOUT = 10.0, 30.0
 #: The environment variable holding default storage options, a JSON object (``--storage-option`` wins per key).
 ENV_OPTIONS = "AUDIOKIT_STORAGE_OPTIONS"
 #: What to install for URL inputs.
@@ -204,6 +220,7 @@ class RemoteFile(io.RawIOBase):
         self.name = name
         self._options = options
         self._failure: InputError | None = None
+        self._interrupted: BaseException | None = None
         self.size = int(handle.size)
 
     def readable(self) -> bool:  # noqa: D102 (io protocol)
@@ -214,14 +231,20 @@ class RemoteFile(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         """Read into ``buffer``; on failure record it (see the class) and return 0."""
-        if self._failure is not None:
+        if self._failure is not None or self._interrupted is not None:
             return 0
         position = self.tell()
         expected = max(0, min(len(buffer), self.size - position))
         try:
-            data = self._handle.read(len(buffer))
+            with signals_released():  # inside libsndfile (signals held): a Ctrl-C/SIGTERM ends a stalled read here
+                data = self._handle.read(len(buffer))
         except Exception as exc:  # noqa: BLE001 (any failure of the transport; kept, raised after the C call)
             self._failure = remote_error(exc, self.name, self._options, reading=True)
+            return 0
+        except BaseException as exc:  # KeyboardInterrupt, Terminated: kept if inside a C call, else on its way
+            if not held_now():
+                raise
+            self._interrupted = exc
             return 0
         n = len(data)
         if n < expected:  # a body cut short (the connection closed early): not an end of file
@@ -245,7 +268,10 @@ class RemoteFile(io.RawIOBase):
         return int(self._handle.tell())
 
     def raise_failure(self) -> None:
-        """Raise the failure a read or seek recorded (an :class:`~audiokit.errors.InputError`), if any."""
+        """Raise what a read or seek inside a C call kept: the signal's exception (``KeyboardInterrupt``,
+        ``Terminated``) that ended a read, or the failure (an :class:`~audiokit.errors.InputError`), if any."""
+        if self._interrupted is not None:
+            raise self._interrupted
         if self._failure is not None:
             raise self._failure
 
@@ -308,6 +334,55 @@ def remote_error(exc: BaseException, name: str, options: Mapping[str, Any], *, r
     return InputError(redact(reason, options), name)
 
 
+def _with_timeouts(scheme: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with the default :data:`CONNECT_TIMEOUT` and :data:`READ_TIMEOUT` where they do not set their own:
+    s3fs's ``config_kwargs`` (botocore's ``connect_timeout``/``read_timeout``), the HTTP filesystem's
+    ``client_kwargs.timeout`` (an ``aiohttp.ClientTimeout``; a number given there is the read timeout)."""
+    given = dict(options)
+    if scheme in ("s3", "s3a"):
+        config = dict(given.get("config_kwargs") or {})
+        config.setdefault("connect_timeout", CONNECT_TIMEOUT)
+        config.setdefault("read_timeout", READ_TIMEOUT)
+        given["config_kwargs"] = config
+    elif scheme in ("http", "https"):
+        client = dict(given.get("client_kwargs") or {})
+        timeout = client.get("timeout")
+        if timeout is None or (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)):
+            import aiohttp
+
+            read = READ_TIMEOUT if timeout is None else float(timeout)
+            client["timeout"] = aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT, sock_read=read)
+        given["client_kwargs"] = client
+    return given
+
+
+def _cancel_abandoned_reads() -> None:
+    """At exit: cancel the requests still pending on fsspec's I/O loop and wait for them (at most a second).
+
+    A read abandoned by Ctrl-C/SIGTERM (a stalled connection: :meth:`RemoteFile.readinto`) leaves its request
+    running on fsspec's loop thread; destroyed pending at shutdown, asyncio would print "Task was destroyed but it
+    is pending!" on stderr after the command's one line.  A run with nothing pending waits for nothing."""
+    import asyncio
+
+    asyn = sys.modules.get("fsspec.asyn")
+    loop = asyn.loop[0] if asyn is not None and isinstance(getattr(asyn, "loop", None), list) else None
+    if loop is None or loop.is_closed() or not loop.is_running():
+        return
+
+    async def cancel_others() -> None:
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=1.0)
+
+    with contextlib.suppress(BaseException):  # at exit: nothing here may turn into a traceback
+        asyncio.run_coroutine_threadsafe(cancel_others(), loop).result(timeout=2.0)
+
+
+_AT_EXIT = [False]
+
+
 def _filesystem(url: str, options: Mapping[str, Any]) -> tuple[Any, str]:
     """fsspec's filesystem for ``url`` with ``options`` (its keyword arguments) and the path inside it.
 
@@ -320,6 +395,9 @@ def _filesystem(url: str, options: Mapping[str, Any]) -> tuple[Any, str]:
         import fsspec
     except ImportError as exc:
         raise _missing_extra(exc, url) from None
+    if not _AT_EXIT[0]:
+        _AT_EXIT[0] = True
+        atexit.register(_cancel_abandoned_reads)
     scheme = urlsplit(url).scheme
     try:
         fsspec.get_filesystem_class(scheme)
@@ -329,7 +407,7 @@ def _filesystem(url: str, options: Mapping[str, Any]) -> tuple[Any, str]:
         reason = " ".join(str(exc).split()) or f"the {scheme}:// filesystem is not installed"
         raise ParameterError(f"reading {scheme}:// URLs: {reason}") from None
     try:
-        return fsspec.core.url_to_fs(url, **options)
+        return fsspec.core.url_to_fs(url, **_with_timeouts(scheme.lower(), options))
     except ImportError as exc:
         raise _missing_extra(exc, url) from None
     except (TypeError, ValueError) as exc:  # the filesystem refused its keyword arguments
