@@ -306,8 +306,9 @@ def _remote_call(remote: RemoteFile | None) -> Iterator[None]:
     """Around a libsndfile call on ``remote`` (None: a local input, nothing to do).
 
     libsndfile reads a URL input through Python callbacks: Ctrl-C/SIGTERM are held for the call (an exception
-    raised inside a C callback would be printed and lost), and a ranged read that failed inside it is raised
-    after it (:meth:`RemoteFile.raise_failure`).
+    raised inside a C callback would be printed and lost) except inside the ranged read itself, which a signal
+    abandons (a stalled connection); that signal's exception, or a ranged read that failed, is raised after the
+    call (:meth:`RemoteFile.raise_failure`).
     """
     if remote is None:
         yield
