@@ -9,8 +9,10 @@ Conventions (also in README "audiokit dehum")
 ---------------------------------------------
 * Passes over the input: 3 (analysis) + 1 (removal) + 1 more with
   ``normalize``.  Standard input is spooled by the reader, so it can be read
-  several times.  Memory does not grow with the length of the input beyond a
-  few kilobytes per second (the per-frame amplitudes).
+  several times.  Memory does not grow with the length of the input: the
+  per-frame arrays of the analysis (~2.5 kB per second per channel) beyond
+  4 MiB each live in temporary files (:mod:`audiokit.dsp.hum.spill`, in
+  ``TMPDIR``; no room there is exit 4).
 * Output: same rate, channels and subtype as the input unless ``subtype``;
   default path ``<stem>.dehum.wav`` beside the input.
 * ``residual`` gets ``input - output`` computed in float64 before the output

@@ -34,6 +34,7 @@ from ...errors import ParameterError
 from ...validate import check_int
 from .fit import SPANS, average_amplitudes, choose_spans, detect, do_no_harm, refine_phase
 from .model import FRAME_SECONDS, HOP_SECONDS, SHORT_FRAME_SECONDS, SHORT_HOP_SECONDS, HumAnalysis, PhaseSpline, power_db
+from .spill import frame_array, release, row_pieces
 from .state import AUTO_NOMINALS, MAX_HARMONICS, NOMINAL_TOLERANCE, NYQUIST_MARGIN_HZ, AnalysisState, search_window
 from .track import (
     FUNDAMENTAL_STEP_HZ,
@@ -398,8 +399,9 @@ def _measure_lines(s: AnalysisState, blocks: Callable[[], Iterable[np.ndarray]])
     framer, short = grouped.framers[0]
     probes = s.f_ref * np.array([sign * p for p in PROBE_FRACTIONS for sign in (1.0, -1.0)])
     times2 = frame_times(short, decim, sr)
-    v = [np.zeros((channels, kmax, f.n_frames), complex) for f in (framer, short)]
-    r = [np.zeros((channels, kmax, f.n_frames)) for f in (framer, short)]
+    # (channels, K, frames) each: in a temporary file when large (spill.frame_array), its pages dropped after each block
+    v = [frame_array((channels, kmax, f.n_frames), complex) for f in (framer, short)]
+    r = [frame_array((channels, kmax, f.n_frames), float) for f in (framer, short)]
     energy = np.zeros(channels)
     for block in blocks():
         block = np.asarray(block)
@@ -408,8 +410,16 @@ def _measure_lines(s: AnalysisState, blocks: Callable[[], Iterable[np.ndarray]])
             if frames.size:
                 g, norm, _, tau = frame_geometry(fr, frames, decim, sr)
                 v[i][grp, :, frames], r[i][grp, :, frames] = project(data, g, norm, tau, probes)
+        release(*v, *r)
     s.v, s.r, s.v_short, s.r_short, s.times_short, s.hop_short = v[0], r[0], v[1], r[1], times2, short.hop
-    s.level_db, s.floor_db = power_db(np.mean(np.abs(v[0]) ** 2, axis=-1)), power_db(np.mean(r[0], axis=-1))
+    # per row, a few rows at a time: each row's mean is its own pairwise sum (the numbers of one call)
+    m = framer.n_frames
+    level, floor = np.zeros(channels * kmax), np.zeros(channels * kmax)
+    rows_v, rows_r = v[0].reshape(channels * kmax, m), r[0].reshape(channels * kmax, m)
+    for p in row_pieces(slice(0, channels * kmax), m):
+        level[p], floor[p] = np.mean(np.abs(rows_v[p]) ** 2, axis=-1), np.mean(rows_r[p], axis=-1)
+        release(v[0], r[0])
+    s.level_db, s.floor_db = power_db(level.reshape(channels, kmax)), power_db(floor.reshape(channels, kmax))
     s.signal_power = energy / max(s.n_samples, 1)
 
 

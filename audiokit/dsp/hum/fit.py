@@ -9,8 +9,14 @@ Each step takes the :class:`~audiokit.dsp.hum.state.AnalysisState` that passes 1
 * :func:`detect` -- which harmonics are treated.
 
 The rows (channel, harmonic) are independent but for the phase refinement,
-which sums over them; they are handled :data:`_ROW_CHUNK` at a time so that
-the temporaries stay small for long signals.
+which sums over them; they are handled :data:`_ROW_CHUNK` at a time, and for
+a long signal (more than 512 frames) a few rows of a chunk at a time
+(:func:`~audiokit.dsp.hum.spill.row_pieces`: at most 2 MiB of complex frames
+each; the maths is row by row, and the refinement's sums over a chunk add its
+rows in the order one ``np.sum(axis=0)`` does), so that the temporaries stay
+small however long the signal.  The frame arrays may live in a temporary file
+(:mod:`~audiokit.dsp.hum.spill`); each piece releases their pages.  The
+numbers do not depend on either.
 """
 
 from __future__ import annotations
@@ -20,7 +26,16 @@ import math
 import numpy as np
 
 from .model import SHORT_FRAME_SECONDS, power_db
-from .smoothing import convolve_frames, hann_kernel, kernel_smooth, overlap_factor, robust_average, sandwich_variance
+from .smoothing import (
+    BANDED_MAX_FRAMES,
+    convolve_frames,
+    hann_kernel,
+    kernel_smooth,
+    overlap_factor,
+    robust_average,
+    sandwich_variance,
+)
+from .spill import frame_array, release, row_pieces, split_rows
 from .state import AnalysisState
 from .track import hann_positive, odd
 
@@ -57,6 +72,22 @@ def _chunks(s: AnalysisState) -> list[slice]:
     return [slice(i, min(i + _ROW_CHUNK, n)) for i in range(0, n, _ROW_CHUNK)]
 
 
+def _pieces(rows: slice, m: int, m_bytes: int | None = None) -> list[slice]:
+    """``rows`` a few at a time when the signal has more than 512 frames ``m`` (sized by ``m_bytes`` frames), else whole.
+
+    Up to :data:`~audiokit.dsp.hum.smoothing.BANDED_MAX_FRAMES` frames the
+    kernel averages are one banded matrix product over the rows, whose
+    rounding could depend on how many rows it gets: those stay whole.
+    """
+    return row_pieces(rows, m if m_bytes is None else m_bytes, whole=m <= BANDED_MAX_FRAMES)
+
+
+def _add_rows(acc: np.ndarray, x: np.ndarray) -> None:
+    """``acc += x[0]; acc += x[1]; ...``: the order in which ``np.sum(x, axis=0)`` adds the rows."""
+    for row in x:
+        acc += row
+
+
 def refine_phase(s: AnalysisState) -> None:
     """Correct ``ψ`` from the phase residuals of all harmonics, :data:`_REFINE_ROUNDS` times.
 
@@ -69,22 +100,32 @@ def refine_phase(s: AnalysisState) -> None:
     """
     tiny = np.finfo(float).tiny
     m, m2, times = s.v.shape[-1], s.v_short.shape[-1], s.times
+    n = s.channels * len(s.harmonics)
     # the measurements become the rows in place (no copy: a long signal holds them once)
-    rot, rot2 = s.v.reshape(-1, m), s.v_short.reshape(-1, m2)
-    rr = np.maximum(s.r.reshape(-1, m), tiny, out=s.r.reshape(-1, m))
-    rr2 = np.maximum(s.r_short.reshape(-1, m2), tiny, out=s.r_short.reshape(-1, m2))
+    rot, rot2 = s.v.reshape(n, m), s.v_short.reshape(n, m2)
+    rr, rr2 = s.r.reshape(n, m), s.r_short.reshape(n, m2)
     s.v, s.r, s.v_short, s.r_short = _none(), _none(), _none(), _none()
     kk = np.tile(s.harmonics.astype(float), s.channels)[:, None]
     chunks = _chunks(s)
+    pieces = [_pieces(c, m, m2) for c in chunks]
+    for p in (p for cut in pieces for p in cut):
+        np.maximum(rr[p], tiny, out=rr[p])
+        np.maximum(rr2[p], tiny, out=rr2[p])
+        release(rr, rr2)
     psi = s.psi.copy()
     ker = hann_kernel(REFINE_SPAN / s.hop_s)
     for _ in range(_REFINE_ROUNDS):
         num, den = np.zeros(m), np.zeros(m)
-        for c in chunks:
-            mean, _ = kernel_smooth(rot[c], 1.0 / rr[c], ker)
-            w = (mean.real**2 + mean.imag**2) / rr[c]
-            num += np.sum(w * kk[c] * np.angle(rot[c] * np.conj(mean)), axis=0)
-            den += np.sum(w * kk[c] ** 2, axis=0)
+        for cut in pieces:
+            part_num, part_den = np.zeros(m), np.zeros(m)  # the chunk's sums over its rows
+            for p in cut:
+                mean, _ = kernel_smooth(rot[p], 1.0 / rr[p], ker)
+                w = (mean.real**2 + mean.imag**2) / rr[p]
+                _add_rows(part_num, w * kk[p] * np.angle(rot[p] * np.conj(mean)))
+                _add_rows(part_den, w * kk[p] ** 2)
+                release(rot, rr)
+            num += part_num
+            den += part_den
         dpsi = np.where(den > 0, num / np.maximum(den, tiny), 0.0) / (2 * np.pi)
         # a correction, not a new track: each round may shift the phase by at most
         # _REFINE_LIMIT cycles and bend the frequency by at most _REFINE_SLOPE Hz
@@ -92,10 +133,12 @@ def refine_phase(s: AnalysisState) -> None:
         dpsi = np.clip(dpsi[:1], -_REFINE_LIMIT, _REFINE_LIMIT) + np.concatenate([[0.0], np.cumsum(steps)])
         psi += dpsi
         turn2 = np.interp(s.times_short, times, dpsi)
-        for c in chunks:  # row by row chunk, as one product would: the same numbers, small temporaries
-            rot2[c] *= np.exp(-2j * np.pi * kk[c] * turn2)
-        for c in chunks:
-            rot[c] *= np.exp(-2j * np.pi * kk[c] * dpsi)
+        for p in (p for cut in pieces for p in cut):  # elementwise, as one product would: the same numbers
+            rot2[p] *= np.exp(-2j * np.pi * kk[p] * turn2)
+            release(rot2)
+        for p in (p for cut in pieces for p in cut):
+            rot[p] *= np.exp(-2j * np.pi * kk[p] * dpsi)
+            release(rot)
     s.rot, s.rr, s.rot_short, s.rr_short, s.psi = rot, rr, rot2, rr2, psi
 
 
@@ -112,8 +155,9 @@ def choose_spans(s: AnalysisState) -> None:
     exclude = int(np.ceil(s.length / s.hop / 2.0))  # frames sharing over half their window
     ker = hann_kernel(REFINE_SPAN / s.hop_s)
     choice = np.zeros(s.rot.shape[0], np.int64)
-    for c in _chunks(s):
-        y, rc = s.rot[c], s.rr[c]
+    m = s.rot.shape[-1]
+    for p in (p for c in _chunks(s) for p in _pieces(c, m)):
+        y, rc = s.rot[p], s.rr[p]
         mean0, _ = robust_average(y, rc, ker, rounds=_PILOT_ROUNDS)
         w0 = 1.0 / (rc + np.abs(y - mean0) ** 2)
         scores = []
@@ -126,7 +170,8 @@ def choose_spans(s: AnalysisState) -> None:
         sc = np.stack(scores)
         # the hum is stationary: the longest span whose score is within _SPAN_TOLERANCE of the best
         ok_span = sc <= sc.min(axis=0) * _SPAN_TOLERANCE
-        choice[c] = len(SPANS) - 1 - np.argmax(ok_span[::-1], axis=0)
+        choice[p] = len(SPANS) - 1 - np.argmax(ok_span[::-1], axis=0)
+        release(s.rot, s.rr)
     s.choice = choice
 
 
@@ -153,9 +198,9 @@ def average_amplitudes(s: AnalysisState) -> None:
         hann_positive(max(1, odd(int(round(SHORT_FRAME_SECONDS * s.hop / hop_s))))), max(1, int(round(s.hop * hop2_s / hop_s)))
     )
     power, noise = np.zeros(rot.shape[0]), np.zeros(rot.shape[0])
-    amps = np.zeros_like(rot)
-    weights = np.zeros(rot.shape)
-    for c in _chunks(s):
+    amps = frame_array(rot.shape, rot.dtype)
+    weights = frame_array(rot.shape, float)
+    for c in (p for chunk in _chunks(s) for p in _pieces(chunk, m, rot2.shape[-1])):
         pick = s.choice[c]
         rows = np.arange(c.start, c.stop)
         for i, span in enumerate(SPANS):
@@ -181,6 +226,7 @@ def average_amplitudes(s: AnalysisState) -> None:
             var = convolve_frames(w**2 * rr[sel], kx**2)
             power[sel] = np.mean(mean.real**2 + mean.imag**2, axis=-1)
             noise[sel] = np.mean(kappa * var / np.maximum(den, tiny) ** 2, axis=-1)
+        release(rot, rr, rot2, rr2, amps, weights)
     s.amplitudes, s.power, s.noise, s.weights = amps, power, noise, weights
     s.rot_short, s.rr_short = _none(), _none()  # no later step reads the short frames
 
@@ -272,15 +318,17 @@ def do_no_harm(s: AnalysisState) -> None:
     rows = np.flatnonzero(treated)
     if rows.size:
         spans = np.maximum(np.asarray(SPANS)[s.choice[rows]], _HARM_MIN_SPAN)
+        m = s.rot.shape[-1]
         for span in np.unique(spans):
-            sel = rows[spans == span]
-            y, w = s.rot[sel], s.weights[sel]
-            pred, den = kernel_smooth(y, w, hann_kernel(span / s.hop_s, exclude=exclude))
-            use = np.where(den > 0, w, 0.0)
-            before = np.sum(use * (y.real**2 + y.imag**2), axis=-1)
-            e = y - pred
-            after = np.sum(use * (e.real**2 + e.imag**2), axis=-1)
-            treated[sel] = after < before
+            for sel in split_rows(rows[spans == span], m, whole=m <= BANDED_MAX_FRAMES):
+                y, w = s.rot[sel], s.weights[sel]
+                pred, den = kernel_smooth(y, w, hann_kernel(span / s.hop_s, exclude=exclude))
+                use = np.where(den > 0, w, 0.0)
+                before = np.sum(use * (y.real**2 + y.imag**2), axis=-1)
+                e = y - pred
+                after = np.sum(use * (e.real**2 + e.imag**2), axis=-1)
+                treated[sel] = after < before
+                release(s.rot, s.weights)
     kept = _plausible(treated.reshape(s.channels, n_k), s.power.reshape(s.channels, n_k) if s.power.size else None)
     # the lines that steered the drift track are hum if the track is: when most of those detected
     # are dropped here, the track followed something else (a note's series) and nothing is hum

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import FRAME_SECONDS, HOP_SECONDS, HumAnalysis, check_block, power_db
-from .smoothing import hann_kernel, kernel_smooth
+from .smoothing import BANDED_MAX_FRAMES, hann_kernel, kernel_smooth
+from .spill import frame_array, release, row_pieces
 from .track import Framer, GroupedFrames, decimation_factor, frame_geometry, frame_hop, frame_length, n_decimated
 
 __all__ = ["HumLevels", "HumMeter", "coherent", "hum_levels"]
@@ -35,7 +36,7 @@ class HumMeter:
         a = self.analysis = analysis
         self._power = np.zeros((a.channels, len(a.harmonics)))
         self._count = 0
-        self._frames = np.zeros((a.channels, len(a.harmonics), len(a.times)), complex)
+        self._frames = frame_array((a.channels, len(a.harmonics), len(a.times)), complex)  # spill: a temp file if large
         if len(a.harmonics) == 0:
             self._dem = None
             return
@@ -66,6 +67,7 @@ class HumMeter:
                 counted = True
             if frames.max() < self._frames.shape[-1]:
                 self._frames[grp, :, frames] = v
+        release(self._frames)
 
     def finish(self) -> np.ndarray:
         """Levels, shape ``(channels, K)``, in dB re full-scale sine (``-inf`` for an exact zero)."""
@@ -93,10 +95,34 @@ def coherent(analysis: HumAnalysis, frames: np.ndarray) -> np.ndarray:
     out = np.zeros_like(frames)
     if not frames.size:
         return out
-    hop_s = float(np.median(np.diff(a.times))) if len(a.times) > 1 else HOP_SECONDS
-    weights = a.weights if a.weights is not None else np.ones(frames.shape)
-    for span in np.unique(a.span_s):  # rows of one span share the kernel: one call each
-        sel = a.span_s == span
+    c, k, m = frames.shape
+    rows, w = frames.reshape(c * k, m), _weights(a, frames.shape)
+    for p in _pieces(c * k, m):
+        out.reshape(c * k, m)[p] = _coherent_rows(a, rows[p], w[p], a.span_s.reshape(-1)[p])
+    return out
+
+
+def _hop_s(a: HumAnalysis) -> float:
+    return float(np.median(np.diff(a.times))) if len(a.times) > 1 else HOP_SECONDS
+
+
+def _weights(a: HumAnalysis, shape: tuple[int, ...]) -> np.ndarray:
+    """The analysis' robust weights as rows ``(C·K, M)`` (ones when it has none)."""
+    w = a.weights if a.weights is not None else np.ones(shape)
+    return w.reshape(shape[0] * shape[1], shape[2])
+
+
+def _pieces(n_rows: int, m: int) -> list[slice]:
+    """The rows a few at a time for long signals; all at once up to 512 frames (one banded product over the rows)."""
+    return row_pieces(slice(0, n_rows), m, whole=m <= BANDED_MAX_FRAMES)
+
+
+def _coherent_rows(a: HumAnalysis, frames: np.ndarray, weights: np.ndarray, spans: np.ndarray) -> np.ndarray:
+    """:func:`coherent` of some rows: ``frames``, ``weights`` ``(n, M)``, ``spans`` ``(n,)`` s; rows of one span in one call."""
+    out = np.zeros_like(frames)
+    hop_s = _hop_s(a)
+    for span in np.unique(spans):
+        sel = spans == span
         out[sel], _ = kernel_smooth(frames[sel], weights[sel], hann_kernel(float(span) / hop_s))
     return out
 
@@ -160,19 +186,30 @@ def hum_levels(analysis: HumAnalysis, output: HumMeter) -> HumLevels:
     -------
     HumLevels
     """
-    shape = output.frames.shape[:2]
-    floor = np.asarray(analysis.noise, float) if analysis.noise is not None else np.zeros(shape)
-    frames_in = analysis.frames if analysis.frames is not None else output.frames
-    removed = frames_in - output.frames
-    out, rem = output.coherent(), coherent(analysis, removed)
+    a = analysis
+    c, k, m = output.frames.shape
+    shape = (c, k)
+    floor = np.asarray(a.noise, float) if a.noise is not None else np.zeros(shape)
+    frames_in = a.frames if a.frames is not None else output.frames
+    fin, fout, w = frames_in.reshape(c * k, m), output.frames.reshape(c * k, m), _weights(a, (c, k, m))
+    spans = a.span_s.reshape(-1)
+    totals = {name: np.zeros(c * k) for name in ("inout", "removed", "out", "other")}
 
     def power(avg: np.ndarray) -> np.ndarray:
-        return np.mean(avg.real**2 + avg.imag**2, axis=-1) if avg.shape[-1] else np.zeros(shape)
+        return np.mean(avg.real**2 + avg.imag**2, axis=-1) if avg.shape[-1] else np.zeros(avg.shape[0])
 
+    # row by row piece (each power is its own row's mean: the numbers of whole arrays); a long signal's
+    # frames live in temporary files (spill), their pages released after each piece
+    for p in _pieces(c * k, m):
+        removed = fin[p] - fout[p]  # by linearity, the frames of input - output
+        out, rem = _coherent_rows(a, fout[p], w[p], spans[p]), _coherent_rows(a, removed, w[p], spans[p])
+        totals["inout"][p], totals["removed"][p] = power(out + rem), power(rem)
+        totals["out"][p], totals["other"][p] = power(out), power(removed - rem)
+        release(fin, fout, w)
     return HumLevels(
-        before=np.maximum(power(out + rem) - floor, 0.0),
-        removed=power(rem),
-        remaining=np.maximum(power(out), floor),
-        other_removed=power(removed - rem),
+        before=np.maximum(totals["inout"].reshape(shape) - floor, 0.0),
+        removed=totals["removed"].reshape(shape),
+        remaining=np.maximum(totals["out"].reshape(shape), floor),
+        other_removed=totals["other"].reshape(shape),
         floor=floor,
     )

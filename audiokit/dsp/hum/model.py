@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import ParameterError
+from .spill import release
 
 __all__ = [
     "FRAME_SECONDS",
@@ -296,8 +297,11 @@ class HumAnalysis:
         if len(times) > 1:
             seg = np.clip(np.searchsorted(times, t, side="right") - 1, 0, len(times) - 2)
             frac = np.clip((t - times[seg]) / (times[seg + 1] - times[seg]), 0.0, 1.0).astype(np.float32)
+            first, last = int(seg[0]), int(seg[-1]) + 2  # seg never decreases: the frames the block reads
+            seg = seg - first
         else:
             seg, frac = np.zeros(n.size, np.int64), np.zeros(n.size)
+            first, last = 0, 1
         for c in range(self.channels):
             ks = np.flatnonzero(self.treated[c])
             if ks.size == 0:
@@ -306,11 +310,12 @@ class HumAnalysis:
             for i in range(int(ks.max()), -1, -1):
                 acc *= u
                 if self.treated[c, i]:
-                    a = self.amplitudes[c, i].astype(np.complex64)
+                    a = self.amplitudes[c, i, first:last].astype(np.complex64)  # only the block's frames
                     if len(times) > 1:
                         acc += a[seg]
                         acc += (a[seg + 1] - a[seg]) * frac
                     else:
                         acc += a[0]
             out[c] = (acc * u).real
+        release(self.amplitudes)  # in a temporary file for a long signal (spill): its pages are read again as needed
         return out

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "BANDED_MAX_FRAMES",
     "convolve_frames",
     "hann_kernel",
     "kernel_smooth",
@@ -27,7 +28,8 @@ __all__ = [
     "sandwich_variance",
 ]
 
-_BANDED_MAX_FRAMES = 512  # up to this many frames one banded matrix product beats a loop over the taps
+#: Up to this many frames :func:`convolve_frames` is one banded matrix product (it beats a loop over the taps).
+BANDED_MAX_FRAMES = 512
 _LOOP_MAX_TAPS = 64  # longer signals: a loop over the taps for kernels shorter than this, else FFT convolution
 _MIN_WIDTH_FRAMES = 1e-9  # guards the division of a zero-width kernel
 
@@ -79,7 +81,7 @@ def convolve_frames(a: np.ndarray, ker: np.ndarray) -> np.ndarray:
     if len(ker) > 2 * n - 1:  # lags beyond the signal meet only zeros
         cut = len(ker) // 2 - (n - 1)
         ker = ker[cut : len(ker) - cut]
-    if n <= _BANDED_MAX_FRAMES:  # a banded matrix product: one call instead of a loop over the taps
+    if n <= BANDED_MAX_FRAMES:  # a banded matrix product: one call instead of a loop over the taps
         pad = len(ker) // 2
         lag = pad + np.arange(n)[None, :] - np.arange(n)[:, None]
         mat = np.where((lag >= 0) & (lag < len(ker)), ker[np.clip(lag, 0, len(ker) - 1)], 0.0)
