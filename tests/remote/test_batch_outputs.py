@@ -333,3 +333,16 @@ def test_kill_9_then_resume_redoes_only_what_was_in_flight(store, inputs, local_
     assert json.loads(out)["skipped"] == len(committed)  # what the parts list is not computed again
     assert no_multipart_uploads(client)
     assert_equals_local(bucket_objects(client, prefix), local_store(store, "1u"), url, store)
+
+
+@pytest.mark.parametrize("args", [["mel", "--store", "files"], ["info"]])
+def test_single_file_outputs_to_a_url_are_refused_exit_2(args, s3_env, cli, tmp_path):
+    make_corpus(tmp_path / "data")
+    url = f"s3://{OUT_BUCKET}/{_prefix()}"
+    code, out, err = cli("batch", args[0], tmp_path / "data", "--out", url, *args[1:], "-j", 1)
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        f"error: --out {url}: only the corpus stores (--store npy, shards, kaldi, parquet) are written to object storage; "
+        "--store files and the WAV/report jobs need a local --out"
+    ]
+    assert not s3_env.server.log.requests
