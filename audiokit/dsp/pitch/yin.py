@@ -1,0 +1,109 @@
+"""YIN (de Cheveigné & Kawahara 2002): per frame, the first trough of the normalised difference below a threshold.
+
+For each row ``d'`` of :func:`~.difference.cmnd` (lags ``min_period + i``), the period is the first trough ``i``
+with ``d'[i] < trough_threshold`` ("the smallest value of tau that gives a minimum of d' deeper than this
+threshold"), or the global minimum (first ``argmin``) if there is none, refined by the parabola's vertex:
+``period = min_period + i + s[i]`` samples and ``f0 = sr / period`` Hz.  This is librosa 0.11's ``yin``
+(``core/pitch.py``), operation for operation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...validate import check_real
+from .difference import cmnd, frame_signal, parabolic_shifts, troughs
+from .params import PitchGeometry, check_audio
+
+__all__ = ["pad_centered", "yin", "yin_frames"]
+
+
+def pad_centered(y: np.ndarray, frame_length: int, *, center: bool, pad_mode: str = "constant") -> np.ndarray:
+    """``y`` padded by ``frame_length // 2`` on both ends of the last axis with ``np.pad(mode=pad_mode)`` when
+    ``center`` (frame ``m`` is then centred on sample ``m * hop_length``), else ``y`` itself."""
+    if not center:
+        return y
+    width = [(0, 0)] * y.ndim
+    width[-1] = (frame_length // 2, frame_length // 2)
+    mode: Any = pad_mode  # np.pad's stubs list its modes as Literals; an unknown one raises ValueError there
+    return np.pad(y, width, mode=mode)
+
+
+def yin_frames(rows: np.ndarray, shifts: np.ndarray, geometry: PitchGeometry, trough_threshold: float) -> np.ndarray:
+    """YIN's f0 (Hz, float64, shape ``(n_frames,)``) from difference rows ``(n_frames, n_periods)`` and their
+    parabolic shifts."""
+    below = troughs(rows) & (rows < trough_threshold)
+    index = np.argmax(below, axis=-1)
+    none = ~below.any(axis=-1)
+    index[none] = np.argmin(rows[none], axis=-1)
+    period = geometry.min_period + index + np.take_along_axis(shifts, index[:, None], axis=-1)[:, 0]
+    f0: np.ndarray = geometry.sr / period
+    return f0
+
+
+def yin(
+    y: np.ndarray,
+    *,
+    fmin: float,
+    fmax: float,
+    sr: float = 22050,
+    frame_length: int = 2048,
+    hop_length: int | None = None,
+    trough_threshold: float = 0.1,
+    center: bool = True,
+    pad_mode: str = "constant",
+) -> np.ndarray:
+    """Fundamental frequency by YIN, frame by frame (librosa 0.11's ``yin``, same arguments and results).
+
+    Parameters
+    ----------
+    y : np.ndarray, shape (..., n_samples), float
+        Audio; every leading axis is analysed separately.
+    fmin, fmax : float
+        Frequency range (Hz), ``0 < fmin < fmax <= sr / 2``, ``sr / fmin < frame_length - 1``.
+    sr : float
+        Sample rate (Hz).
+    frame_length : int
+        Frame length (samples).
+    hop_length : int or None
+        Hop (samples); None means ``frame_length // 4``.
+    trough_threshold : float > 0
+        Absolute threshold on ``d'``.
+    center : bool
+        Pad by ``frame_length // 2`` so that frame ``m`` is centred on sample ``m * hop_length``.
+    pad_mode : str
+        ``np.pad`` mode of the centring padding.
+
+    Returns
+    -------
+    f0 : np.ndarray, shape (..., n_frames), float64
+        Hz, every frame (YIN always gives a period).
+    """
+    geometry = PitchGeometry.make(sr=sr, fmin=fmin, fmax=fmax, frame_length=frame_length, hop_length=hop_length)
+    threshold = check_real(trough_threshold, "trough_threshold", positive=True)
+    y = check_audio(y)
+    padded = pad_centered(y, geometry.frame_length, center=center, pad_mode=pad_mode)
+    lead = padded.shape[:-1]
+    flat = padded.reshape(-1, padded.shape[-1])
+    out = [yin_of(row, geometry, threshold) for row in flat]
+    return np.stack(out).reshape(lead + (out[0].shape[-1],))
+
+
+#: Frames per FFT block: bounds the temporaries (``BLOCK_FRAMES * n_fft`` complex values) on long inputs.
+BLOCK_FRAMES = 2048
+
+
+def yin_of(padded: np.ndarray, geometry: PitchGeometry, threshold: float) -> np.ndarray:
+    """YIN f0 (Hz) of one padded channel ``(n_padded,)``, in blocks of :data:`BLOCK_FRAMES` frames."""
+    frames = frame_signal(padded, geometry.frame_length, geometry.hop_length)
+    if frames.shape[0] == 0:
+        from ...errors import ParameterError
+
+        raise ParameterError(f"input is too short (n={padded.shape[-1]}) for frame_length={geometry.frame_length}")
+    parts = []
+    for start in range(0, frames.shape[0], BLOCK_FRAMES):
+        rows = cmnd(frames[start : start + BLOCK_FRAMES], geometry)
+        parts.append(yin_frames(rows, parabolic_shifts(rows), geometry, threshold))
+    return np.concatenate(parts)

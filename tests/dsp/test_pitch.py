@@ -1,0 +1,214 @@
+"""YIN and pYIN (audiokit.dsp.pitch) against librosa 0.11, scipy, and a naive dense Viterbi decoder.
+
+Tolerances: none -- every comparison with librosa is ``array_equal`` (f0 bit for bit, voiced flags and voiced
+probabilities identical), because the arithmetic is librosa's operation for operation (scipy.fft, the same BLAS
+products on the same matrix shapes); the decoder is exact (same floats, same first-argmax ties).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from audiokit.dsp.pitch import PyinModel, pyin, yin
+from audiokit.dsp.pitch.params import PitchGeometry, next_fast_len
+from audiokit.dsp.pitch.transitions import TINY, TransitionBand, local_transition, triangle
+from audiokit.dsp.pitch.viterbi import OnlineViterbi, viterbi
+from audiokit.errors import ParameterError
+
+SR = 16000
+
+
+def voice(seconds: float = 3.0, *, sr: int = SR, seed: int = 0, snr_db: float = 20.0) -> np.ndarray:
+    """A test utterance: harmonic complex gliding 110 -> 330 Hz with vibrato, a silent gap, a 200 Hz segment with
+    a jump, white noise at ``snr_db``, and a noise-only stretch (float64)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(seconds * sr)) / sr
+    f0 = 110 * 3 ** (t / seconds) * (1 + 0.02 * np.sin(2 * np.pi * 5 * t))
+    f0[(t > 0.6 * seconds) & (t < 0.8 * seconds)] = 200.0
+    f0[t >= 0.8 * seconds] = 420.0
+    phase = 2 * np.pi * np.cumsum(f0) / sr
+    x = sum(np.sin(k * phase) / k for k in range(1, 8))
+    x[(t > 0.4 * seconds) & (t < 0.5 * seconds)] = 0.0
+    x[t > 0.92 * seconds] = 0.0
+    x = 0.3 * x / np.abs(x).max()
+    noise = rng.standard_normal(t.size)
+    noise *= np.sqrt(np.mean(x**2) / np.mean(noise**2)) * 10 ** (-snr_db / 20)
+    return x + noise
+
+
+def dense_viterbi(obs: np.ndarray, band: TransitionBand) -> np.ndarray:
+    """librosa's decoder written out naively: every source for every target, first argmax, log(T + tiny)."""
+    log_t = band.dense()
+    log_p = np.log(obs + TINY).T
+    n_states = log_t.shape[0]
+    value = log_p[0] + np.log(np.ones(n_states) / n_states + TINY)
+    ptrs = []
+    for row in log_p[1:]:
+        scores = value[:, None] + log_t
+        ptr = np.argmax(scores, axis=0)
+        value = row + scores[ptr, np.arange(n_states)]
+        ptrs.append(ptr)
+    state = [int(np.argmax(value))]
+    for ptr in reversed(ptrs):
+        state.append(int(ptr[state[-1]]))
+    return np.array(state[::-1])
+
+
+def test_next_fast_len_is_scipys() -> None:
+    import scipy.fft
+
+    assert all(next_fast_len(n) == scipy.fft.next_fast_len(n, real=True) for n in range(1, 3000))
+
+
+def test_triangle_and_local_transition_are_scipys_and_librosas() -> None:
+    import scipy.signal
+
+    for width in (1, 2, 5, 70, 71, 141):
+        assert np.array_equal(triangle(width), scipy.signal.windows.triang(width))
+    for n, width in ((601, 71), (50, 11), (7, 7), (30, 1)):
+        band = local_transition(n, width)
+        i, j = np.nonzero(band)
+        assert np.all(np.abs(i - j) <= width // 2) and np.count_nonzero(band) == sum(
+            min(n, k + width // 2 + 1) - max(0, k - width // 2) for k in range(n)
+        )
+        assert np.allclose(band.sum(axis=1), 1.0, rtol=0, atol=4 * np.finfo(float).eps)
+
+
+def test_band_holds_the_dense_matrix_entries() -> None:
+    band = TransitionBand(40, 9, 0.05)
+    dense, kernel, n, h = band.dense(), band.kernel, 40, band.half
+    for tv in range(2):
+        for j in range(n):
+            for sv in range(2):
+                for d in range(-h, h + 1):
+                    if 0 <= j + d < n:
+                        assert kernel[tv, j, sv, h + d] == dense[sv * n + j + d, tv * n + j]
+                    else:
+                        assert kernel[tv, j, sv, h + d] == -np.inf
+    outside = np.abs(np.subtract.outer(np.arange(2 * n) % n, np.arange(2 * n) % n)) > h
+    assert np.all(dense[outside] == np.log(TINY))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_banded_viterbi_equals_the_dense_decoder(seed: int) -> None:
+    """Random observations, with many exact ties (values on a coarse grid, zero rows, flat frames)."""
+    rng = np.random.default_rng(seed)
+    n, frames = 25, 120
+    band = TransitionBand(n, [3, 7, 11][seed % 3], [0.01, 0.3, 0.5][seed % 3])
+    obs = np.round(rng.random((2 * n, frames)) ** 4, 1) * (rng.random((2 * n, frames)) < 0.3)
+    obs[:, 10:20] = 0.0  # all states impossible: every transition ties
+    obs[:n, 30:40] = 0.0  # voiced impossible: the out-of-band (tiny) transitions compete
+    obs[n:, 50:55] = 1.0 / n
+    assert np.array_equal(viterbi(obs, band), dense_viterbi(obs, band))
+
+
+def test_online_decoder_equals_the_whole_decoding_on_long_input() -> None:
+    """Blocks of 1..97 frames over 6 000 frames: convergence points cut the path into final pieces that join
+    into exactly the one-block path, and memory holds only the frames after the last one."""
+    rng = np.random.default_rng(7)
+    n, frames = 30, 6000
+    band = TransitionBand(n, 7, 0.02)
+    voiced = (np.arange(frames) // 300) % 2 == 0
+    pitch = (n / 2 + (n / 3) * np.sin(np.arange(frames) / 80)).astype(int)
+    obs = np.zeros((2 * n, frames))
+    obs[pitch, np.arange(frames)] = np.where(voiced, 0.8, 0.1) * rng.random(frames)
+    obs[pitch + 2, np.arange(frames)] = 0.1 * rng.random(frames)
+    obs[n:] = (1 - obs[:n].sum(axis=0)) / n
+    whole = viterbi(obs, band)
+    decoder = OnlineViterbi(band)
+    parts, start, longest = [], 0, 0
+    while start < frames:
+        size = int(rng.integers(1, 98))
+        decoder.push(obs[:, start : start + size])
+        parts.append(decoder.take())
+        longest = max(longest, len(decoder.pending))
+        start += size
+    parts.append(decoder.finish())
+    assert np.array_equal(np.concatenate(parts), whole)
+    assert longest < 1000  # the pending frames stay bounded (convergence within a few hundred frames)
+
+
+def test_parameter_errors() -> None:
+    y = np.zeros(SR)
+    with pytest.raises(ParameterError, match="Nyquist"):
+        yin(y, sr=SR, fmin=65, fmax=9000)
+    with pytest.raises(ParameterError, match="less than fmax"):
+        pyin(y, sr=SR, fmin=500, fmax=400)
+    with pytest.raises(ParameterError, match="too small"):
+        yin(y, sr=SR, fmin=10, fmax=400, frame_length=1024)
+    with pytest.raises(ParameterError, match="switch_prob"):
+        pyin(y, sr=SR, fmin=65, fmax=400, frame_length=1024, switch_prob=0)
+    with pytest.raises(ParameterError, match="finite"):
+        yin(np.full(SR, np.nan), sr=SR, fmin=65, fmax=400, frame_length=1024)
+    with pytest.raises(ParameterError, match="floating"):
+        yin(np.zeros(SR, dtype=np.int16), sr=SR, fmin=65, fmax=400, frame_length=1024)
+    with pytest.warns(UserWarning, match="two periods"):
+        PitchGeometry.make(sr=SR, fmin=40, fmax=400, frame_length=512, hop_length=None)
+
+
+def test_pyin_shapes_fill_na_and_channels() -> None:
+    y = voice(1.0)
+    f0, flag, prob = pyin(y, sr=SR, fmin=65, fmax=1000, frame_length=1024)
+    assert f0.shape == flag.shape == prob.shape == (1 + SR // 256,)
+    assert np.all(np.isnan(f0[~flag])) and np.all(np.isfinite(f0[flag])) and flag.any() and (~flag).any()
+    kept, flag2, _ = pyin(y, sr=SR, fmin=65, fmax=1000, frame_length=1024, fill_na=None)
+    assert np.array_equal(flag, flag2) and np.all(np.isfinite(kept)) and np.array_equal(kept[flag], f0[flag])
+    stereo = np.stack([y, y[::-1].copy()])
+    f0s, flags, probs = pyin(stereo, sr=SR, fmin=65, fmax=1000, frame_length=1024, fill_na=0.0)
+    assert f0s.shape == (2, f0.shape[0]) and np.array_equal(f0s[0], np.nan_to_num(f0, nan=0.0))
+    assert np.array_equal(probs[0], prob)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(frame_length=1024),
+        dict(frame_length=2048, hop_length=160, trough_threshold=0.2),
+        dict(frame_length=1024, center=False),
+        dict(frame_length=1024, pad_mode="reflect"),
+    ],
+)
+def test_yin_equals_librosa(dtype: type, options: dict) -> None:
+    librosa = pytest.importorskip("librosa")
+    assert librosa.__version__.startswith("0.11")
+    y = voice(2.0).astype(dtype)
+    expected = librosa.yin(y, sr=SR, fmin=65.4, fmax=2093.0, **options)
+    got = yin(y, sr=SR, fmin=65.4, fmax=2093.0, **options)
+    assert got.dtype == expected.dtype and np.array_equal(got, expected)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(frame_length=1024),
+        dict(frame_length=2048, dtype=np.float64),
+        dict(frame_length=1024, hop_length=160, switch_prob=0.05, resolution=0.2, no_trough_prob=0.05),
+        dict(frame_length=800, max_transition_rate=10.0, boltzmann_parameter=1.5, beta_parameters=(1, 10)),
+    ],
+)
+def test_pyin_equals_librosa(options: dict) -> None:
+    """f0 (NaN where unvoiced), voiced flags and probabilities identical on every frame (0 frames differ)."""
+    librosa = pytest.importorskip("librosa")
+    options = dict(options)
+    y = voice(3.0, snr_db=10.0).astype(options.pop("dtype", np.float32))
+    expected = librosa.pyin(y, sr=SR, fmin=65.4, fmax=2093.0, **options)
+    got = pyin(y, sr=SR, fmin=65.4, fmax=2093.0, **options)
+    assert np.array_equal(got[0], expected[0], equal_nan=True)
+    assert np.array_equal(got[1], expected[1])
+    assert np.array_equal(got[2], expected[2])
+
+
+@pytest.mark.slow
+def test_observation_priors_are_scipys() -> None:
+    import scipy.stats
+
+    model = PyinModel.make(sr=SR, fmin=65.4, fmax=2093.0, frame_length=1024)
+    obs = model.observation
+    assert np.array_equal(obs.beta_probs, np.diff(scipy.stats.beta.cdf(obs.thresholds, 2, 18)))
+    table = obs.boltzmann(40)
+    n, p = np.meshgrid(np.arange(1, 41), np.arange(40), indexing="ij")
+    assert np.array_equal(table[1:], np.where(p < n, scipy.stats.boltzmann.pmf(p, 2, n), 0.0))
