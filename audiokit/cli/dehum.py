@@ -148,10 +148,10 @@ def dehum_command(
     and after, the local floor and whether it was treated).
 
     Memory: the input is read in blocks (4 passes, 5 with --normalize) and
-    wide inputs are handled 8-16 channels at a time; what grows with the
-    length is the whole-file analysis (40 harmonics measured 12 times a
-    second): about 2.2 MiB of peak per minute per channel over a base of
-    ~125 MiB (30 min mono: 191 MiB; over 300 MiB from ~75 channel-minutes).
+    wide inputs are handled 8-16 channels at a time; the whole-file
+    analysis (40 harmonics measured 12 times a second, ~65 MB per hour per
+    channel) is kept in temporary files in TMPDIR, read a few rows at a
+    time: the peak stays near 170-185 MiB (30 min to 4 h of mono).
 
     Example:
 
