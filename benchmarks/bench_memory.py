@@ -15,7 +15,8 @@ three tones, PCM_16; the dehum inputs also carry 50 Hz hum with two harmonics):
 =============================================  ======================================  ================
 row                                            command                                 ``--quick``
 =============================================  ======================================  ================
-dehum 4 h 16 kHz mono                          ``dehum IN --freq 50 -o OUT.wav``       12 min
+dehum 30 min / 1 h / 4 h 16 kHz mono           ``dehum IN --freq 50 -o OUT.wav``       1.5 / 3 / 12 min
+dehum 4 h, --residual --normalize              ``... --residual RES.wav --normalize``  12 min
 mel --npy, same file                           ``mel IN --npy OUT.npy``                12 min
 spectrum 10 min 48 kHz stereo                  ``spectrum IN --json``                  1 min
 dehum 256 ch x 1 s (16 kHz)                    ``dehum IN --freq 50 -o OUT.wav``       32 ch
@@ -74,6 +75,8 @@ def inputs(quick: bool) -> dict[str, Input]:
     q = 0.05 if quick else 1.0
     return {
         "long16k": Input("dehum4h_16k_mono.wav", 4 * 3600 * q, 16000, 1, 50.0),
+        "half16k": Input("dehum30min_16k_mono.wav", 1800 * q, 16000, 1, 50.0),
+        "hour16k": Input("dehum1h_16k_mono.wav", 3600 * q, 16000, 1, 50.0),
         "stereo48k": Input("spectrum_48k_stereo.wav", 600 * (0.1 if quick else 1.0), 48000, 2),
         "wide": Input("dehum_256ch_1s.wav", 1.0, 16000, 32 if quick else 256, 50.0),
         "mhz": Input("features_3MHz.wav", 2.0 if quick else 10.0, 3_000_000),
@@ -90,7 +93,14 @@ def rows(quick: bool) -> list[Row]:
         return f"{s / 3600:g} h" if s >= 3600 else f"{s / 60:g} min" if s >= 60 else f"{s:g} s"
 
     return [
+        Row(f"dehum {dur('half16k')} 16 kHz mono", "half16k", ("dehum", "IN", "--freq", "50", "-q", "-o", "OUT.wav")),
+        Row(f"dehum {dur('hour16k')} 16 kHz mono", "hour16k", ("dehum", "IN", "--freq", "50", "-q", "-o", "OUT.wav")),
         Row(f"dehum {dur('long16k')} 16 kHz mono", "long16k", ("dehum", "IN", "--freq", "50", "-q", "-o", "OUT.wav")),
+        Row(
+            f"dehum {dur('long16k')} 16 kHz mono --residual --normalize",
+            "long16k",
+            ("dehum", "IN", "--freq", "50", "-q", "-o", "OUT.wav", "--residual", "OUT.res.wav", "--normalize"),
+        ),
         Row("mel --npy, same file", "long16k", ("mel", "IN", "-q", "--npy", "OUT.npy")),
         Row(f"spectrum {dur('stereo48k')} 48 kHz stereo", "stereo48k", ("spectrum", "IN", "-q", "--json")),
         Row(f"dehum {inp['wide'].channels} ch x 1 s 16 kHz", "wide", ("dehum", "IN", "--freq", "50", "-q", "-o", "OUT.wav")),

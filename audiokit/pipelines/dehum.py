@@ -10,7 +10,7 @@ Conventions (also in README "audiokit dehum")
 * Passes over the input: 3 (analysis) + 1 (removal) + 1 more with
   ``normalize``.  Standard input is spooled by the reader, so it can be read
   several times.  Memory does not grow with the length of the input: the
-  per-frame arrays of the analysis (~2.5 kB per second per channel) beyond
+  per-frame arrays of the analysis (~18 kB per second per channel) beyond
   4 MiB each live in temporary files (:mod:`audiokit.dsp.hum.spill`, in
   ``TMPDIR``; no room there is exit 4).
 * Output: same rate, channels and subtype as the input unless ``subtype``;

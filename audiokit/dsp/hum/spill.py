@@ -3,7 +3,7 @@
 The analysis (:mod:`~audiokit.dsp.hum.analysis`, :mod:`~audiokit.dsp.hum.fit`) and the meter
 (:mod:`~audiokit.dsp.hum.meter`) keep arrays shaped ``(channels, K, M)`` or ``(rows, M)``, one value per
 frame: they grow with the length of the signal (4 h of 16 kHz mono, 40 harmonics, 115 200 short frames:
-74 MB for one complex128 array, some 330 MB for all of them).
+74 MB for one complex128 array, some 260 MB for all of them: ~18 kB per second per channel).
 
 * :func:`frame_array` returns a zero array; beyond :data:`SPILL_BYTES` it is an ordinary ndarray over a
   shared mapping of an unlinked temporary file (in :func:`tempfile.gettempdir`, allocated in full first, so
