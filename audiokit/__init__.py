@@ -28,11 +28,13 @@ if TYPE_CHECKING:
         mel_filterbank,
         melspectrogram,
         mfcc,
+        pyin,
         quantize,
         resample,
         spectrogram,
         spectrum,
         stft,
+        yin,
     )
     from .io import open_audio, read, write
     from .io.signal import Signal
@@ -60,6 +62,8 @@ _LAZY = {
             "generate",
             "griffinlim",
             "mfcc",
+            "yin",
+            "pyin",
         )
     },
 }

@@ -46,6 +46,8 @@ __all__ = [
     "generate",
     "griffinlim",
     "mfcc",
+    "yin",
+    "pyin",
 ]
 
 #: Sample rate given to the STFT plan when the caller gives none: it only labels the time and frequency axes.
@@ -702,3 +704,76 @@ def generate(spec: str, *, sr: int, n_samples: int, channels: int = 1, seed: int
     from .dsp.generate import generate as _generate
 
     return _generate(spec, n_samples=n_samples, sr=sr, channels=channels, seed=seed)
+
+
+def yin(
+    y: np.ndarray,
+    *,
+    fmin: float,
+    fmax: float,
+    sr: float = 22050,
+    frame_length: int = 2048,
+    hop_length: int | None = None,
+    trough_threshold: float = 0.1,
+    center: bool = True,
+    pad_mode: str = "constant",
+) -> np.ndarray:
+    """F0 (Hz) per frame by YIN, shape ``(..., n_frames)``: librosa 0.11's ``yin`` (its names, defaults -- 2048/512
+    framing, centred -- and results, bit for bit); see :mod:`audiokit.dsp.pitch`."""
+    from .dsp.pitch import yin as _yin
+
+    return _yin(
+        y,
+        fmin=fmin,
+        fmax=fmax,
+        sr=sr,
+        frame_length=frame_length,
+        hop_length=hop_length,
+        trough_threshold=trough_threshold,
+        center=center,
+        pad_mode=pad_mode,
+    )
+
+
+def pyin(
+    y: np.ndarray,
+    *,
+    fmin: float,
+    fmax: float,
+    sr: float = 22050,
+    frame_length: int = 2048,
+    hop_length: int | None = None,
+    n_thresholds: int = 100,
+    beta_parameters: tuple[float, float] = (2, 18),
+    boltzmann_parameter: float = 2,
+    resolution: float = 0.1,
+    max_transition_rate: float = 35.92,
+    switch_prob: float = 0.01,
+    no_trough_prob: float = 0.01,
+    fill_na: float | None = np.nan,
+    center: bool = True,
+    pad_mode: str = "constant",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(f0, voiced_flag, voiced_prob)`` per frame by pYIN, each ``(..., n_frames)``: librosa 0.11's ``pyin``
+    (names, defaults, ``fill_na``, results bit for bit), decoded by an exact banded Viterbi; see
+    :mod:`audiokit.dsp.pitch`."""
+    from .dsp.pitch import pyin as _pyin
+
+    return _pyin(
+        y,
+        fmin=fmin,
+        fmax=fmax,
+        sr=sr,
+        frame_length=frame_length,
+        hop_length=hop_length,
+        n_thresholds=n_thresholds,
+        beta_parameters=beta_parameters,
+        boltzmann_parameter=boltzmann_parameter,
+        resolution=resolution,
+        max_transition_rate=max_transition_rate,
+        switch_prob=switch_prob,
+        no_trough_prob=no_trough_prob,
+        fill_na=fill_na,
+        center=center,
+        pad_mode=pad_mode,
+    )

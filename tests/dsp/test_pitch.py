@@ -212,3 +212,12 @@ def test_observation_priors_are_scipys() -> None:
     table = obs.boltzmann(40)
     n, p = np.meshgrid(np.arange(1, 41), np.arange(40), indexing="ij")
     assert np.array_equal(table[1:], np.where(p < n, scipy.stats.boltzmann.pmf(p, 2, n), 0.0))
+
+
+def test_flat_api_is_the_dsp_function() -> None:
+    import audiokit
+
+    y = voice(1.0, sr=22050)
+    assert np.array_equal(audiokit.yin(y, fmin=65, fmax=2093), yin(y, fmin=65, fmax=2093))
+    got, expected = audiokit.pyin(y, fmin=65, fmax=2093, fill_na=None), pyin(y, fmin=65, fmax=2093, fill_na=None)
+    assert all(np.array_equal(a, b) for a, b in zip(got, expected))
