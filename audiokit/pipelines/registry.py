@@ -272,6 +272,9 @@ BUILTIN: tuple[Entry, ...] = (
     _builtin("generate", "Generate a test signal and write it as WAV (to -o PATH, or stdout).", spec=False),
     _builtin("loudness", "Loudness (EBU R128 / ITU-R BS.1770-4): integrated, momentary, short-term, LRA, true peak.", spec=True),
     _builtin(
+        "waveform", "Waveform PNG: the min/max envelope per pixel column of each channel, clipped samples in red.", spec=True
+    ),
+    _builtin(
         "spectrum", "One-sided DFT of the signal (or a segment): resolution, Nyquist and peaks.", spec=True, module="spectrum"
     ),
     _builtin(
