@@ -221,3 +221,24 @@ def test_flat_api_is_the_dsp_function() -> None:
     assert np.array_equal(audiokit.yin(y, fmin=65, fmax=2093), yin(y, fmin=65, fmax=2093))
     got, expected = audiokit.pyin(y, fmin=65, fmax=2093, fill_na=None), pyin(y, fmin=65, fmax=2093, fill_na=None)
     assert all(np.array_equal(a, b) for a, b in zip(got, expected))
+
+
+@pytest.mark.parametrize("method", ["pyin", "yin"])
+def test_stream_in_random_blocks_equals_the_whole_signal(method: str) -> None:
+    from audiokit.dsp.pitch.stream import PitchTracker
+
+    y = voice(6.0).astype(np.float32)
+    model = PyinModel.make(sr=SR, fmin=65.4, fmax=2093.0, frame_length=1024)
+    rng = np.random.default_rng(3)
+    tracker, i = PitchTracker(model, method), 0
+    while i < y.size:
+        size = int(rng.choice([1, 255, 256, 1023, 5000, 40000]))
+        tracker.push(y[i : i + size])
+        i += size
+    f0, flag, prob = tracker.finish()
+    if method == "pyin":
+        expected = pyin(y, sr=SR, fmin=65.4, fmax=2093.0, frame_length=1024)
+        assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip((f0, flag, prob), expected))
+    else:
+        assert np.array_equal(f0, yin(y, sr=SR, fmin=65.4, fmax=2093.0, frame_length=1024))
+        assert flag.any() and (~flag).any() and np.array_equal(prob, flag.astype(float))

@@ -163,6 +163,11 @@ class ObservationModel:
             Rows ``0 .. n_pitch_bins - 1``: voiced states; the rest: unvoiced.
         voiced_prob : np.ndarray, shape (n_frames,), float64
         """
+        if rows.shape[0] == 1:
+            # numpy sums a one-column array's axis 0 pairwise, a wider one row after row (librosa's whole-signal
+            # case): a lone frame goes through as two copies, so a frame's result never depends on its block
+            obs, voiced = self.observations(np.repeat(rows, 2, axis=0), np.repeat(shifts, 2, axis=0))
+            return np.ascontiguousarray(obs[:, :1]), voiced[:1]
         g, n_bins = self.geometry, self.grid.n_pitch_bins
         probs = self.trough_probs(rows)
         frame, lag = np.nonzero(probs)

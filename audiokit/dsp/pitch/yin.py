@@ -34,13 +34,22 @@ def pad_centered(y: np.ndarray, frame_length: int, *, center: bool, pad_mode: st
 def yin_frames(rows: np.ndarray, shifts: np.ndarray, geometry: PitchGeometry, trough_threshold: float) -> np.ndarray:
     """YIN's f0 (Hz, float64, shape ``(n_frames,)``) from difference rows ``(n_frames, n_periods)`` and their
     parabolic shifts."""
+    return yin_and_flags(rows, shifts, geometry, trough_threshold)[0]
+
+
+def yin_and_flags(
+    rows: np.ndarray, shifts: np.ndarray, geometry: PitchGeometry, trough_threshold: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(f0, periodic)``: YIN's f0 and whether the frame had a trough below the threshold (else its f0 is the
+    global minimum's, an aperiodic frame's guess)."""
     below = troughs(rows) & (rows < trough_threshold)
     index = np.argmax(below, axis=-1)
     none = ~below.any(axis=-1)
     index[none] = np.argmin(rows[none], axis=-1)
     period = geometry.min_period + index + np.take_along_axis(shifts, index[:, None], axis=-1)[:, 0]
     f0: np.ndarray = geometry.sr / period
-    return f0
+    periodic: np.ndarray = np.logical_not(none)
+    return f0, periodic
 
 
 def yin(
