@@ -41,6 +41,7 @@ from .timefreq_options import (
     TimeFreqOptions,
     parse_ref,
 )
+from .timefreq_split import pool_in_ranges, splittable
 
 if TYPE_CHECKING:
     from ..io.reader import AudioSource
@@ -163,7 +164,9 @@ def run_timefreq(
         source = _fitted(opened, parsed)
         time_major = layout == "frames"
         try:
-            written, shape = _Job(parsed, source, opened, "float32", time_major).run(png_path, npy_path, reporter)
+            job = _Job(parsed, source, opened, "float32", time_major)
+            job.reopen = (path, lambda: inputs.open(path))
+            written, shape = job.run(png_path, npy_path, reporter)
         except _BeyondSinglePrecision:
             written, shape = _Job(parsed, source, opened, "float64", time_major).run(png_path, npy_path, reporter)
     return TimeFreqResult(written=written, png_to_stdout=is_stdio(png_path), shape=shape, source=SourceFacts.of(opened))
@@ -280,6 +283,8 @@ class _Job:
         self.rows = self.chain.rows if parsed.features else self.frontend.rows
         self.shape = (self.rows, self.n_frames) if self.channels == 1 else (self.channels, self.rows, self.n_frames)
         self.heard = False
+        #: (path, open again): a long PNG-only picture may be computed in frame ranges on threads (:mod:`.timefreq_split`)
+        self.reopen: tuple[str, Any] | None = None
 
     def _frames(self, reporter: Reporter, label: str, *, watch: bool = False) -> Any:
         """One pass over the input: yield the front end's non-empty ``(channels, rows, k)`` chunks.
@@ -347,7 +352,11 @@ class _Job:
             # a spectrogram's picture pools the linear values (drawn in dB re the PNG's own reference) and needs no
             # chain; features are drawn as computed
             run_chain = writer is not None or features
-            for chunk in self._frames(reporter, label, watch=not features):
+            split = self.reopen is not None and not run_chain and splittable(self, self.reopen[0], png_path, npy_path)
+            if split and self.reopen is not None:
+                with reporter.progress(label, self.source.n_samples) as advance:
+                    self.heard = pool_in_ranges(self, poolers, self.reopen[1], advance, _BeyondSinglePrecision)
+            for chunk in () if split else self._frames(reporter, label, watch=not features):
                 if not features:
                     display = chunk.real**2 + chunk.imag**2 if parsed.want_complex else chunk
                     for c, pooler in enumerate(poolers):

@@ -157,18 +157,25 @@ def pool_cells(image: np.ndarray, src: np.ndarray, dst: np.ndarray, axis: int) -
     n = image.shape[axis]
     src, dst = np.asarray(src, dtype=np.float64), np.asarray(dst, dtype=np.float64)
     starts = np.clip(np.searchsorted(src, dst[:-1], side="right") - 1, 0, n - 1)  # the cell covering each left edge
-    stop = int(np.clip(np.searchsorted(src, dst[-1], side="left"), 1, n))
-    if stop < n:
-        image = np.take(image, np.arange(stop), axis=axis)
-    starts = np.minimum(starts, stop - 1)
-    if starts.size == n and np.array_equal(starts, np.arange(n)) and np.array_equal(src[: n + 1], dst):
+    ends = np.clip(np.searchsorted(src, dst[1:], side="left") - 1, starts, n - 1)  # the last cell starting before dst[i+1]
+    if starts.size == n and np.array_equal(starts, np.arange(n)) and np.array_equal(ends, starts):
         return image
-    pooled = np.maximum.reduceat(image, starts, axis=axis)  # cells [starts[i], starts[i+1]) (or starts[i] alone)
-    # the cell covering dst[i+1] also meets cell i when it starts before dst[i+1]
-    partial = np.flatnonzero(src[starts[1:]] < dst[1:-1])
+    longest = int((ends - starts).max()) if starts.size else 0
+    if longest <= _GATHERS:  # a few cells per pixel (the figure's own pooling): gathers, ~5x faster than reduceat
+        out = np.take(image, starts, axis=axis)
+        for offset in range(1, longest + 1):
+            np.maximum(out, np.take(image, np.minimum(starts + offset, ends), axis=axis), out=out)
+        return out
+    trimmed = np.take(image, np.arange(ends[-1] + 1), axis=axis) if ends[-1] + 1 < n else image
+    pooled = np.maximum.reduceat(trimmed, starts, axis=axis)
+    # reduceat gives cells [starts[i], starts[i+1]); the cell covering dst[i+1] also meets cell i when it starts before
+    partial = np.flatnonzero(ends[:-1] >= starts[1:])
     if partial.size:
         moved = np.moveaxis(pooled, axis, -1)
-        moved[..., partial] = np.maximum(
-            moved[..., partial], np.moveaxis(np.take(image, starts[partial + 1], axis=axis), axis, -1)
-        )
+        extra = np.moveaxis(np.take(image, starts[partial + 1], axis=axis), axis, -1)
+        moved[..., partial] = np.maximum(moved[..., partial], extra)
     return pooled
+
+
+#: Most extra cells per pixel that :func:`pool_cells` gathers one by one (beyond, one ``reduceat``).
+_GATHERS = 6

@@ -22,6 +22,9 @@ class ColumnPooler:
         Total columns that will be added (frames).
     max_columns : int > 0
         Display width; the pooled image has ``min(n_columns, max_columns)`` columns.
+    start : int, optional
+        The first column this pooler is fed (0): poolers fed consecutive ranges of one image, on threads,
+        give the whole image by :meth:`merge` (a maximum: the same values in any order).
 
     Notes
     -----
@@ -30,11 +33,16 @@ class ColumnPooler:
     ``rows × m`` whatever the length of the input.
     """
 
-    def __init__(self, rows: int, n_columns: int, max_columns: int) -> None:
+    def __init__(self, rows: int, n_columns: int, max_columns: int, *, start: int = 0) -> None:
         width = max(1, min(n_columns, max_columns))
         self.edges = np.linspace(0, n_columns, width + 1).round().astype(np.int64)
         self.image = np.full((rows, width), -np.inf)
-        self._seen = 0
+        self._seen = start
+
+    def merge(self, other: ColumnPooler) -> None:
+        """Take the maximum with ``other``, a pooler of the same image fed another range of columns (``start``)."""
+        np.maximum(self.image, other.image, out=self.image)
+        self._seen = max(self._seen, other._seen)
 
     def add(self, chunk: np.ndarray) -> None:
         """Add the next columns, ``chunk`` shaped (rows, k)."""
