@@ -65,6 +65,8 @@ EOF
 
 echo
 echo "== 6. Spectrograms up to 1 kHz with a 1 s window (1 Hz bins: the hum lines are thin and sharp)"
+echo "   one colour scale for the series: --vmin/--vmax in dB re 1 (absolute), so the same level is the same colour"
+echo "   in every picture (each scaled to its own maximum, 'after' would look brighter once the hum is gone)"
 for name in speech_hum speech_dehum speech_hum_removed speech_erase; do
-    audiokit spectrogram "$out/$name.wav" --win 1s --hop 50ms --fmax 1kHz --top-db 90 -o "$out/$name.png"
+    audiokit spectrogram "$out/$name.wav" --win 1s --hop 50ms --fmax 1kHz --vmin -40 --vmax 55 -o "$out/$name.png"
 done
