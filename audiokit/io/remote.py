@@ -430,7 +430,9 @@ def list_prefix(url: str, options: Mapping[str, Any] | None = None) -> list[str]
 
     ``s3://bucket/corpus/`` (or ``s3://bucket/corpus``, when objects sit under it) lists every object below it,
     recursively, as full URLs in sorted order; a URL naming an object gives None (it is read as a file).  HTTP(S)
-    URLs are always objects (a web server has no listing fsspec can trust).
+    URLs are always objects (a web server has no listing fsspec can trust).  The listing's size and ETag of the first
+    :data:`KNOWN_OBJECTS` objects are kept for an :func:`open_url` within :data:`KNOWN_SECONDS` (as a HEAD's are:
+    a batch that reads each input's header right after listing makes no HEAD for it).
 
     Raises
     ------
@@ -450,10 +452,15 @@ def list_prefix(url: str, options: Mapping[str, Any] | None = None) -> list[str]
             if not fs.exists(path):
                 raise FileNotFoundError(path)
             return None
-        found = fs.find(path)
+        found = fs.find(path, detail=True)
     except Exception as exc:  # noqa: BLE001 (every transport failure becomes one line)
         raise remote_error(exc, display_url(url), given) from None
-    return [fs.unstrip_protocol(key) for key in sorted(found)]
+    urls = [fs.unstrip_protocol(key) for key in sorted(found)]
+    for found_url, key in zip(urls[:KNOWN_OBJECTS], sorted(found)[:KNOWN_OBJECTS], strict=True):
+        info = found[key]
+        if isinstance(info, dict) and info.get("type", "file") == "file":  # the listing's size and ETag
+            _remember(found_url, given, info)
+    return urls
 
 
 def _ns(value: Any) -> int | None:
@@ -487,7 +494,7 @@ def info_mtime_ns(info: Mapping[str, Any]) -> int | None:
 _KNOWN: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
 _KNOWN_LOCK = threading.Lock()
 #: Entries kept, and seconds an entry stays usable: an open long after the HEAD asks the server again.
-KNOWN_OBJECTS, KNOWN_SECONDS = 256, 30.0
+KNOWN_OBJECTS, KNOWN_SECONDS = 4096, 30.0
 
 
 def _known_key(url: str, options: Mapping[str, Any]) -> str:
