@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -75,6 +74,8 @@ def pool_in_ranges(
     :data:`~audiokit.pipelines.timefreq.SAFE_PEAK` in single precision.  An error in a range stops the other one
     and is raised here.
     """
+    from concurrent.futures import ThreadPoolExecutor  # here: ~5 ms of imports a short job does not pay
+
     from ..plot import ColumnPooler
     from .timefreq import SAFE_PEAK
 
