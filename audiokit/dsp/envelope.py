@@ -76,10 +76,12 @@ class ColumnEnvelope:
         c0 = int(np.searchsorted(self.edges, first, side="right")) - 1
         c1 = int(np.searchsorted(self.edges, stop - 1, side="right")) - 1
         starts = np.maximum(self.edges[c0 : c1 + 1], first) - first
-        x = block.astype(np.float64, copy=False)
         span = slice(c0, c1 + 1)
-        np.minimum(self.low[:, span], np.minimum.reduceat(x, starts, axis=1), out=self.low[:, span])
-        np.maximum(self.high[:, span], np.maximum.reduceat(x, starts, axis=1), out=self.high[:, span])
-        over = np.abs(x) >= self.clip_level
-        self.clipped[:, span] += np.add.reduceat(over, starts, axis=1, dtype=np.int64)
+        # a minimum or maximum is one of the samples: exact in the block's own dtype
+        low, high = np.minimum.reduceat(block, starts, axis=1), np.maximum.reduceat(block, starts, axis=1)
+        np.minimum(self.low[:, span], low, out=self.low[:, span])
+        np.maximum(self.high[:, span], high, out=self.high[:, span])
+        if (high >= self.clip_level).any() or (low <= -self.clip_level).any():  # count only where a sample can clip
+            over = np.abs(block) >= self.clip_level
+            self.clipped[:, span] += np.add.reduceat(over, starts, axis=1, dtype=np.int64)
         self.position = stop
