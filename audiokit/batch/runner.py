@@ -30,7 +30,6 @@ import dataclasses
 import json
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures.process import BrokenProcessPool
@@ -40,7 +39,7 @@ from typing import Any
 from ..errors import ExitStatus, OutputError, ParameterError
 from ..held import signals_held
 from ..io.atomic import describe_os_error
-from ..io.outdir import STAGING_PREFIX, ObjectStoreError, RemoteOut
+from ..io.outdir import ObjectStoreError, RemoteOut, new_staging_folder, sweep_staging_folders
 from ..io.remote import display_url, is_url
 from .executor import Backend, PoolBackend, make_backend
 from .inputs import InputItem, OwnOutputs, collect_inputs
@@ -338,6 +337,7 @@ class _Recorder:
     ) -> None:
         self.job, self.out_dir, self.manifest, self.stats, self.session = job, out_dir, manifest, stats, session
         self.ledger = ledger
+        self._uncounted: list[dict[str, Any]] = []
         if ledger is not None:
             ledger.start()
         self.fingerprint = job.fingerprint()
@@ -360,12 +360,20 @@ class _Recorder:
         line.update(command=self.job.command, fingerprint=self.fingerprint, finished=utc_now())
         with signals_held():  # an interrupted run's counts are its lines
             self.manifest.append(line)
-            self._count(record)
+            if self.ledger is None:
+                self._count(record)
+            else:  # counted once its manifest part is in the bucket
+                self._uncounted.append(record)
 
     def task_done(self) -> None:
-        """A task's records are written: a remote ``--out`` puts them (:meth:`RemoteLedger.commit`)."""
+        """A task's records are written: a remote ``--out`` puts them (:meth:`RemoteLedger.commit`: two small objects,
+        with Ctrl-C/SIGTERM held so that the counts an interrupted run reports are the records in the bucket)."""
         if self.ledger is not None:
-            self.ledger.commit()
+            with signals_held():
+                self.ledger.commit()
+                for record in self._uncounted:
+                    self._count(record)
+                self._uncounted.clear()
 
     def _count(self, record: dict[str, Any]) -> None:
         stats = self.stats
@@ -507,7 +515,8 @@ def run_batch(
     lock: DirLock | ObjectLock
     if remote:
         target = RemoteOut(request.out, request.job.inputs.storage_options)
-        out_dir = tempfile.mkdtemp(prefix=STAGING_PREFIX)  # the shadow of the bookkeeping (audiokit.batch.ledger)
+        sweep_staging_folders()  # a killed run's, on this host
+        out_dir = new_staging_folder()  # the shadow of the bookkeeping (audiokit.batch.ledger)
         try:
             run = run_id()
             lock = ObjectLock(target, run)

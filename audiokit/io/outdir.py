@@ -31,9 +31,10 @@ from typing import Any
 from ..errors import OutputError
 from .remote import _filesystem, display_url, redact, remote_error
 
-__all__ = ["RemoteOut", "ObjectStoreError", "STAGING_PREFIX", "staging_folder"]
+__all__ = ["RemoteOut", "ObjectStoreError", "STAGING_PREFIX", "new_staging_folder", "staging_folder", "sweep_staging_folders"]
 
-#: Prefix of the local folders a remote output is staged in (one per client run, one per worker task).
+#: Prefix of the local folders a remote output is staged in (one per client run, one per worker task), followed by
+#: the pid of the process that made it.
 STAGING_PREFIX = "audiokit-out-"
 
 
@@ -78,8 +79,7 @@ class RemoteOut:
 
     def path_of(self, name: str) -> str:
         """The filesystem path (no protocol) of object ``name``."""
-        fs = self.fs
-        del fs
+        self.fs  # noqa: B018 (made on first use: it sets the base path)
         return f"{self._base}/{name}" if name else self._base
 
     def url_of(self, name: str) -> str:
@@ -215,11 +215,49 @@ class RemoteOut:
         return aborted
 
 
+def new_staging_folder() -> str:
+    """A new local folder ``<tmp>/audiokit-out-<pid>-<random>`` where a remote output's files are made."""
+    return tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
+
+
 @contextlib.contextmanager
 def staging_folder() -> Iterator[str]:
-    """A new local folder (in the system's temp folder) where a remote output's files are made; removed after."""
-    folder = tempfile.mkdtemp(prefix=STAGING_PREFIX)
+    """:func:`new_staging_folder`, removed after the block."""
+    folder = new_staging_folder()
     try:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    """True when process ``pid`` exists and is not a zombie (killed, not yet reaped: it writes nothing more)."""
+    from .atomic import _alive
+
+    if not _alive(pid):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def sweep_staging_folders() -> int:
+    """Remove the staging folders of processes of this host that are gone (a ``kill -9`` skips their cleanup); how
+    many.  A folder counts by its name alone (:func:`new_staging_folder`) and a pid that no longer runs (or is a
+    zombie)."""
+    removed = 0
+    try:
+        entries = list(os.scandir(tempfile.gettempdir()))
+    except OSError:
+        return 0
+    for entry in entries:
+        head, _, rest = entry.name.partition(STAGING_PREFIX)
+        pid = rest.partition("-")[0]
+        if head or not pid.isdigit() or int(pid) == os.getpid() or _running(int(pid)):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed += 1
+    return removed

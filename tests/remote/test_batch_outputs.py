@@ -6,7 +6,8 @@ How the stores are compared (:func:`assert_equals_local`): the set of object nam
 (nothing more: no manifest part, temp file or lock left), every array, shard, index and view is the same bytes,
 except that the views naming the store's location (``feats.scp``, the Lhotse manifests of ``npy``) hold the
 prefix's URL where the local ones hold the folder's path; ``manifest.jsonl`` holds the same records but for their
-``finished`` time, ``seconds`` and ``warnings`` (:data:`_PER_RUN`); ``stats.journal`` the same fixed-size records (in the order tasks finished).
+``finished`` time, ``seconds`` and ``warnings`` (:data:`_PER_RUN`); ``stats.journal`` the same fixed-size records (in the order tasks finished; a record of a task redone after a kill
+may be there twice, as on disk: the journal is appended before the manifest, and the latest record counts).
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def _records(data: bytes) -> list[dict]:
 def _journal_records(data: bytes, n_feats: int = 80) -> list[bytes]:
     size = 16 + 8 + 2 * 8 * n_feats
     assert len(data) % size == 0
-    return sorted(data[i : i + size] for i in range(0, len(data), size))
+    return sorted({data[i : i + size] for i in range(0, len(data), size)})
 
 
 def _text(data: bytes, name: str) -> bytes:
@@ -256,6 +257,20 @@ def test_a_second_batch_on_the_prefix_is_refused_and_a_dead_runs_lock_taken_over
     assert ".audiokit-batch.lock" not in bucket_objects(client, prefix)  # released at the end
 
 
+def _dead_staging_folders() -> list[str]:
+    """The local staging folders (``<tmp>/audiokit-out-<pid>-*``) of processes that no longer run."""
+    import tempfile
+
+    from audiokit.io.atomic import _alive
+
+    found = []
+    for path in Path(tempfile.gettempdir()).glob("audiokit-out-*-*"):
+        pid = path.name.split("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            found.append(str(path))
+    return found
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -332,6 +347,7 @@ def test_kill_9_then_resume_redoes_only_what_was_in_flight(store, inputs, local_
     assert code == 0, err
     assert json.loads(out)["skipped"] == len(committed)  # what the parts list is not computed again
     assert no_multipart_uploads(client)
+    assert _dead_staging_folders() == []  # the killed client's shadow and its workers' staging folders: swept
     assert_equals_local(bucket_objects(client, prefix), local_store(store, "1u"), url, store)
 
 
