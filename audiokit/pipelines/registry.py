@@ -274,6 +274,7 @@ BUILTIN: tuple[Entry, ...] = (
     _builtin(
         "waveform", "Waveform PNG: the min/max envelope per pixel column of each channel, clipped samples in red.", spec=True
     ),
+    _builtin("pitch", "Fundamental frequency (f0) by pYIN or YIN: equal to librosa 0.11's, streamed.", spec=True),
     _builtin(
         "spectrum", "One-sided DFT of the signal (or a segment): resolution, Nyquist and peaks.", spec=True, module="spectrum"
     ),
