@@ -258,3 +258,36 @@ def test_mel_duplicate_bands_warn_once_with_the_remedy(cli, tmp_path):
     assert code == 0 and err.count("\n") == 1 and "built from the same DFT bins" in err and "larger n_fft (--nfft" in err
     code, _, err = cli("mel", src, "-o", tmp_path / "b.png", "--n-mels", "79", "--nfft", "2048")
     assert (code, err) == (0, "")
+
+
+@pytest.mark.parametrize("n_panels", [1, 6])
+def test_the_matplotlib_path_draws_the_same_axes_at_exactly_size(n_panels):
+    pytest.importorskip("matplotlib")
+    import io
+
+    from audiokit.plot.figure import png_bytes, spectrogram_figure
+
+    images = np.random.default_rng(3).uniform(-80, 0, (n_panels, 40, 30))
+    edges = axes.frame_time_edges(np.arange(31), first_centre=0.128, hop=0.032, duration=1.2)
+    fig = spectrogram_figure(
+        images,
+        t_start=0.0,
+        t_end=1.2,
+        x_edges=edges,
+        f_low=-12.5,
+        f_high=987.5,
+        y_range=(12.5, 987.5),
+        y_scale="log",
+        title="t",
+        size=(800, 400),
+        vmin=-60.0,
+        vmax=0.0,
+    )
+    ax = fig.axes[0]
+    assert ax.get_xlim() == (0.0, 1.2) and ax.get_yscale() == "log" and ax.get_ylim() == pytest.approx((12.5, 987.5))
+    with PIL.open(io.BytesIO(png_bytes(fig))) as image:
+        assert image.size == (800, 400)
+    fig = spectrogram_figure(images[:1], t_start=0.0, t_end=1.2, f_low=-0.5, f_high=39.5, title="t", y_integer=True)
+    fig.canvas.draw()
+    ticks = [t for t in fig.axes[0].get_yticks() if -0.5 <= t <= 39.5]
+    assert ticks and all(float(t).is_integer() for t in ticks)
