@@ -83,10 +83,11 @@ class RemoteLedger:
             self._offsets[name] = len(data) if data is not None else 0
 
     def sync(self, names: Iterable[str] = _WHOLE) -> None:
-        """Put each of ``names`` whose shadow bytes changed since pulled or last put."""
+        """Put each of ``names`` whose shadow bytes changed since pulled or last put, or whose object was deleted
+        (``--force`` empties the store)."""
         for name in names:
             data = self._read(name)
-            if data is not None and data != self._published.get(name):
+            if data is not None and (data != self._published.get(name) or not self.target.exists(name)):  # --force: gone
                 self.target.put(self.local(name), name)
                 self._published[name] = data
 

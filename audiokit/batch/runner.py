@@ -539,7 +539,7 @@ def run_batch(
             ledger.pull()
         manifest_path = os.path.join(out_dir, MANIFEST)
         latest, owners = read_manifest(manifest_path)
-        _refuse_taken_ids(items, owners, manifest_path)
+        _refuse_taken_ids(items, owners, f"{target.root}/{MANIFEST}" if target is not None else manifest_path)
         compact_manifest(manifest_path, latest)
         previous = {} if request.force else latest
         workers = 1 if request.scheduler is None and (request.jobs or default_jobs()) <= 1 else (request.jobs or default_jobs())

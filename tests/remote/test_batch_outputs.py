@@ -362,3 +362,22 @@ def test_single_file_outputs_to_a_url_are_refused_exit_2(args, s3_env, cli, tmp_
         "--store files and the WAV/report jobs need a local --out"
     ]
     assert not s3_env.server.log.requests
+
+
+def test_other_options_are_refused_naming_the_prefix_and_force_rebuilds_it(inputs, s3_env, cli):
+    client = s3_env.server.client()
+    prefix = _prefix()
+    url = f"s3://{OUT_BUCKET}/{prefix}"
+    code, _, err = cli("batch", "mel", inputs, "--out", url, *_store_args("kaldi"), "-j", 1, "-q")
+    assert code == 0, err
+    before = bucket_objects(client, prefix)
+    code, _, err = cli("batch", "mel", inputs, "--out", url, *_store_args("kaldi"), "--n-mels", 40, "-j", 1)
+    assert code == 2
+    assert err.strip().splitlines()[-1].startswith(f"error: the store in {url} was made with other options")
+    assert bucket_objects(client, prefix) == before
+    code, _, err = cli("batch", "mel", inputs, "--out", url, *_store_args("kaldi"), "--n-mels", 40, "-j", 1, "--force", "-q")
+    assert code == 0, err
+    after = bucket_objects(client, prefix)
+    assert sorted(after) == sorted(before)  # the same names, rewritten (no part, lock or stale shard left)
+    assert json.loads(after["store.json"])["n_feats"] == 40
+    assert len(_records(after["manifest.jsonl"])) == 5

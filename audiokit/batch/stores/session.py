@@ -116,7 +116,7 @@ class StoreSession:
         return [task(members, number) for number, members in shards], done
 
     def _check_same(self, previous: dict[str, Any], force: bool) -> None:
-        here = self.out_dir
+        here = self.target.root if self.target is not None else self.out_dir
         if previous.get("store") != self.store.kind:
             raise ParameterError(
                 f"{here} holds a --store {previous.get('store')} store; this run asks --store {self.store.kind} (give "
