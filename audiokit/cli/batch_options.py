@@ -40,7 +40,13 @@ BATCH_PARAMS = [
         ],
         None,
     )("paths"),
-    batch_option("out", str, inspect.Parameter.empty, "--out", help="Output folder (created); outputs mirror the input tree."),
+    batch_option(
+        "out",
+        str,
+        inspect.Parameter.empty,
+        "--out",
+        help="Output folder (created), or for a corpus store a prefix in object storage (s3://bucket/feats).",
+    ),
     batch_option(
         "root",
         Optional[str],
