@@ -6,14 +6,19 @@ BSD-3-Clause), so it returns the same ``x`` and ``f(x)`` to the last bit
 (``tests/dsp/test_bounded.py`` compares them), without importing
 ``scipy.optimize`` (about 0.3-1 s per process) or building an ``OptimizeResult``
 per call: :mod:`audiokit.dsp.peaks` runs one search per fitted tone.
+
+:func:`bounded_search` is the same search as a generator: it yields each
+point and is sent ``f(x)``, so that many searches (one per channel being
+fitted) can advance together and have their points evaluated in one batched
+call; :func:`minimize_bounded` drives it with a function.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 
-__all__ = ["minimize_bounded"]
+__all__ = ["bounded_search", "minimize_bounded"]
 
 _SQRT_EPS = math.sqrt(2.2e-16)
 _GOLDEN_MEAN = 0.5 * (3.0 - math.sqrt(5.0))
@@ -46,11 +51,27 @@ def minimize_bounded(
     x, fx : float, float
         The best point found and ``func(x)`` (SciPy's ``res.x``, ``res.fun``).
     """
+    search = bounded_search(lo, hi, xatol=xatol, maxiter=maxiter)
+    x = next(search)
+    while True:
+        try:
+            x = search.send(float(func(x)))
+        except StopIteration as done:
+            return done.value
+
+
+def bounded_search(lo: float, hi: float, *, xatol: float, maxiter: int = 500) -> Generator[float, float, tuple[float, float]]:
+    """:func:`minimize_bounded` as a generator: yields each point ``x`` in turn, to be sent ``f(x)`` back.
+
+    The arguments are :func:`minimize_bounded`'s; the generator's return value
+    (``StopIteration.value``) is its ``(x, fx)``.  The steps are the same
+    floating-point operations in the same order whoever evaluates ``f``.
+    """
     a, b = float(lo), float(hi)
     fulc = a + _GOLDEN_MEAN * (b - a)
     nfc, xf = fulc, fulc
     rat = e = 0.0
-    fx = float(func(xf))
+    fx = float((yield xf))
     num = 1
     ffulc = fnfc = fx
     xm = 0.5 * (a + b)
@@ -80,7 +101,7 @@ def minimize_bounded(
             e = (a - xf) if xf >= xm else (b - xf)
             rat = _GOLDEN_MEAN * e
         x = xf + _sign(rat) * max(abs(rat), tol1)
-        fu = float(func(x))
+        fu = float((yield x))
         num += 1
         if fu <= fx:
             if x >= xf:

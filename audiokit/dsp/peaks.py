@@ -54,21 +54,22 @@ Steps of :func:`find_peaks`
 
 from __future__ import annotations
 
+import importlib
 import math
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 from ..errors import ParameterError
 from ..validate import check_choice, check_int, is_real
-from .bounded import minimize_bounded
+from .bounded import bounded_search
 from .dft import Spectrum, one_sided_weights
 from .windows import enbw
 
-__all__ = ["INTERPOLATIONS", "Interpolation", "Peak", "find_peaks"]
+__all__ = ["INTERPOLATIONS", "Interpolation", "Peak", "PeakSearch", "find_peaks", "find_peaks_together"]
 
 Interpolation = Literal["kernel", "quadratic-log", "none"]
 INTERPOLATIONS: tuple[str, ...] = ("kernel", "quadratic-log", "none")
@@ -122,6 +123,9 @@ _LSQ_RCOND = 1e-9
 _SYMMETRY_TOL = 1e-12
 #: A window is a cosine sum when the energy outside its first terms is <= this fraction of the total.
 _COSINE_SUM_TOL = 1e-24
+#: Kernel points per batched evaluation of the searches' requests (:func:`_solve_all`): about 1 KiB of temporaries each
+#: (a closed-form kernel evaluates up to 17 Dirichlet kernels per point), 4 MiB a call.
+_BATCH_POINTS = 1 << 12
 #: Elements (points × window samples) per temporary of the kernel's direct summation (8 MiB of float64).
 _DIRECT_SUM_BLOCK = 1 << 20
 #: Points over 0..1/2 bin on which the window's scalloping gain is evaluated (its minimum is the bound's).
@@ -188,6 +192,8 @@ class _Kernel:
             self._offsets = np.array([0.0] + shifts + [-v for v in shifts])
             #: The weight c_m / 2 of each harmonic's pair of kernels, shape (T, 1).
             self._halves = np.array([0.5 * self.coeffs[m] for m in terms]).reshape(-1, 1)
+        #: Kernels with the same key give the same values (a closed form: element-wise); None for a direct sum.
+        self.key = None if self.coeffs is None else (self.n, n_fft, self.period, self.coeffs.tobytes())
 
     def __call__(self, u: np.ndarray) -> np.ndarray:
         u = np.asarray(u, dtype=np.float64)
@@ -302,44 +308,172 @@ def _canonical(tone: _Tone, n_fft: int) -> _Tone:
 
 # --------------------------------------------------------------------------- fitting one tone
 
+#: numpy's own least-squares gufunc (what :func:`numpy.linalg.lstsq` calls): it solves a stack of matrices, each by
+#: the same LAPACK ``dgelsd`` call as a lone matrix, so a stack gives each problem's bits.  Looked up by name (a
+#: private module without type stubs); ``None`` if a numpy release moves it (then one ``lstsq`` per matrix).
+_LSTSQ_GUFUNC = getattr(importlib.import_module("numpy.linalg._umath_linalg"), "lstsq", None)
+
+
+def _lstsq_failed(err: str, flag: int) -> None:
+    raise np.linalg.LinAlgError("SVD did not converge in Linear Least Squares")
+
+
+def _lstsq_stack(A: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``np.linalg.lstsq(A[i], rhs[i], rcond=_LSQ_RCOND)[0]`` for every ``i``, bit for bit; shapes (K, M, 2), (K, M) -> (K, 2)."""
+    if _LSTSQ_GUFUNC is None:
+        return np.stack([np.linalg.lstsq(a, b, rcond=_LSQ_RCOND)[0] for a, b in zip(A, rhs)])
+    # The arguments and floating-point state numpy.linalg.lstsq gives the gufunc (it raises on a NaN the same way).
+    with np.errstate(call=_lstsq_failed, invalid="call", over="ignore", divide="ignore", under="ignore"):
+        x = _LSTSQ_GUFUNC(A, rhs[..., None], _LSQ_RCOND, signature="ddd->ddid")[0]
+    return x[..., 0]
+
+
+@dataclass
+class _Solve:
+    """A request of a fit's search: the least-squares ``a`` of a tone at ``kappa`` over ``bins`` (:func:`_lsq`).
+
+    The kernel fit is written as a generator that yields its requests (this
+    and :class:`_Grid`) and reads their answers when resumed, so that the fits
+    of many spectra (the channels of a file) advance together and
+    :func:`_solve_all` answers their requests in batched calls: the same
+    numbers as one at a time.
+    """
+
+    y: np.ndarray
+    bins: np.ndarray
+    kappa: float
+    kernel: _Kernel
+    rhs: np.ndarray  # [y.real, y.imag]
+    #: The answer: the squared residual norm and ``a`` (set by :func:`_solve_all`).
+    answer: tuple[float, complex] = (math.nan, 0j)
+
+
+@dataclass
+class _Grid:
+    """A request of a fit's search: :func:`_grid_costs` of ``rhs`` over ``bins`` at ``k0 + deltas``."""
+
+    deltas: np.ndarray
+    bins: np.ndarray
+    k0: int
+    kernel: _Kernel
+    rhs: np.ndarray  # [y.real, y.imag]
+    #: The answer: the cost at each delta, shape (G,) (set by :func:`_solve_all`).
+    costs: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+
+_T = TypeVar("_T")
+#: A computation that yields requests (answered in place before it resumes) and returns a ``_T``.
+_Steps = Generator["_Solve | _Grid", None, _T]
+
+
+def _lsq_stack(requests: Sequence[_Solve]) -> None:
+    """Answer each request with :func:`_lsq`'s value, one kernel call and one least-squares call for all.
+
+    All requests have the same closed-form kernel and bin count, or there is
+    one.  Element-wise steps (kernel, matrix) on the stacked points give each
+    point its own value; the residual of each problem is formed alone, with
+    the shapes :func:`_lsq` always had.
+    """
+    kernel, nb = requests[0].kernel, requests[0].bins.size
+    bins = np.stack([r.bins for r in requests])  # (K, nb)
+    kappa = np.array([r.kappa for r in requests])[:, None]
+    w = kernel(np.concatenate([bins - kappa, bins + kappa], axis=1))  # (K, 2 nb)
+    wp, wm = w[:, :nb], w[:, nb:]
+    s, d = wp + wm, wp - wm
+    # y = p·(Wp + Wm) + i·q·(Wp - Wm) with a = p + iq: linear in (p, q).
+    A = np.empty((len(requests), 2 * nb, 2))
+    A[:, :nb, 0], A[:, nb:, 0] = s.real, s.imag
+    A[:, :nb, 1], A[:, nb:, 1] = -d.imag, d.real
+    rhs = np.stack([r.rhs for r in requests])
+    # rcond drops the q column when κ sits (numerically) on DC or Nyquist, where
+    # only Re(a) is observable; the minimum-norm solution then has q = 0.
+    sol = _lstsq_stack(A, rhs)
+    for request, a_i, rhs_i, sol_i in zip(requests, A, rhs, sol):
+        r = rhs_i - a_i @ sol_i
+        request.answer = (float(r @ r), complex(sol_i[0], sol_i[1]))
+
+
+def _grid_stack(requests: Sequence[_Grid]) -> None:
+    """Answer each request with :func:`_grid_costs`' values: one kernel call and one pseudo-inverse for all.
+
+    The kernel and the SVD of the stacked matrices are per element and per
+    matrix; the products with each right-hand side are formed alone, as
+    :func:`_grid_costs` forms them.
+    """
+    kernel, nb = requests[0].kernel, requests[0].bins.size
+    kappa = np.concatenate([(r.k0 + r.deltas)[:, None] for r in requests])  # (sum G, 1)
+    bins = np.concatenate([np.broadcast_to(r.bins, (r.deltas.size, nb)) for r in requests])
+    wp, wm = kernel(np.stack([bins - kappa, bins + kappa]))
+    s, d = wp + wm, wp - wm
+    A = np.empty((kappa.shape[0], 2 * nb, 2))
+    A[:, :nb, 0], A[:, nb:, 0] = s.real, s.imag
+    A[:, :nb, 1], A[:, nb:, 1] = -d.imag, d.real
+    # the pseudo-inverse with lstsq's cut-off: the same minimum-norm solutions as :func:`_lsq`
+    pinv = np.linalg.pinv(A, rcond=_LSQ_RCOND)
+    start = 0
+    for request in requests:
+        stop = start + request.deltas.size
+        A_r, rhs = A[start:stop], request.rhs
+        sol = pinv[start:stop] @ rhs
+        r = rhs - np.einsum("gij,gj->gi", A_r, sol)
+        request.costs = np.einsum("gi,gi->g", r, r)
+        start = stop
+
+
+def _solve_all(requests: Sequence[_Solve | _Grid]) -> None:
+    """Answer ``requests`` (any spectra, any kernels), each with the value it has alone (:func:`_lsq`, :func:`_grid_costs`).
+
+    Requests of one kind with the same closed-form kernel and bin count are
+    stacked (up to :data:`_BATCH_POINTS` kernel points a call); a directly summed kernel blocks its sums by the number of points,
+    so each of its requests is answered alone.
+    """
+    groups: dict[tuple[object, ...], list[Any]] = {}
+    for i, request in enumerate(requests):
+        key = request.kernel.key if request.kernel.key is not None else ("alone", i)
+        groups.setdefault((type(request), key, request.bins.size), []).append(request)
+    for members in groups.values():
+        answer = _lsq_stack if isinstance(members[0], _Solve) else _grid_stack
+        # In chunks of about _BATCH_POINTS kernel points: memory stays bounded whatever the number of searches.
+        chunk: list[Any] = []
+        points = 0
+        for request in members:
+            chunk.append(request)
+            points += 2 * request.bins.size * (request.deltas.size if isinstance(request, _Grid) else 1)
+            if points >= _BATCH_POINTS:
+                answer(chunk)
+                chunk, points = [], 0
+        if chunk:
+            answer(chunk)
+
 
 def _lsq(y: np.ndarray, bins: np.ndarray, kappa: float, kernel: _Kernel, rhs: np.ndarray | None = None) -> tuple[float, complex]:
     """Best ``a`` for a tone at ``kappa`` and the squared residual norm (``rhs``: ``[y.real, y.imag]`` if known)."""
-    nb = bins.size
-    w = kernel(np.concatenate([bins - kappa, bins + kappa]))  # one call: its overhead dominates 3-bin evaluations
-    wp, wm = w[:nb], w[nb:]
-    s, d = wp + wm, wp - wm
-    # y = p·(Wp + Wm) + i·q·(Wp - Wm) with a = p + iq: linear in (p, q).
-    A = np.empty((2 * nb, 2))
-    A[:nb, 0], A[nb:, 0] = s.real, s.imag
-    A[:nb, 1], A[nb:, 1] = -d.imag, d.real
-    if rhs is None:
-        rhs = np.concatenate([y.real, y.imag])
-    # rcond drops the q column when κ sits (numerically) on DC or Nyquist, where
-    # only Re(a) is observable; the minimum-norm solution then has q = 0.
-    sol, *_ = np.linalg.lstsq(A, rhs, rcond=_LSQ_RCOND)
-    r = rhs - A @ sol
-    return float(r @ r), complex(sol[0], sol[1])
+    request = _Solve(y, bins, kappa, kernel, np.concatenate([y.real, y.imag]) if rhs is None else rhs)
+    _lsq_stack([request])
+    return request.answer
 
 
 def _grid_costs(deltas: np.ndarray, y: np.ndarray, bins: np.ndarray, k0: int, kernel: _Kernel) -> np.ndarray:
     """The squared residual of :func:`_lsq` at ``k0 + δ`` for every ``δ`` of ``deltas`` (shape (G,)), vectorised, shape (G,)."""
-    kappa = (k0 + deltas)[:, None]
-    wp, wm = kernel(np.stack([bins[None, :] - kappa, bins[None, :] + kappa]))  # one call
-    s, d = wp + wm, wp - wm
-    nb = bins.size
-    A = np.empty((deltas.size, 2 * nb, 2))
-    A[:, :nb, 0], A[:, nb:, 0] = s.real, s.imag
-    A[:, :nb, 1], A[:, nb:, 1] = -d.imag, d.real
-    rhs = np.concatenate([y.real, y.imag])
-    # the pseudo-inverse with lstsq's cut-off: the same minimum-norm solutions as :func:`_lsq`
-    sol = np.linalg.pinv(A, rcond=_LSQ_RCOND) @ rhs
-    r = rhs - np.einsum("gij,gj->gi", A, sol)
-    return np.einsum("gi,gi->g", r, r)
+    request = _Grid(deltas, bins, k0, kernel, np.concatenate([y.real, y.imag]))
+    _grid_stack([request])
+    return request.costs
 
 
-def _fit_kernel(y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_grid: int, kernel: _Kernel) -> _Tone:
-    """Least-squares fit of one real tone to the observed bins.
+def _minimize(cost: Callable[[float], _Steps[float]], lo: float, hi: float) -> _Steps[tuple[float, float]]:
+    """:func:`~audiokit.dsp.bounded.minimize_bounded` of ``cost`` (itself a computation yielding requests)."""
+    search = bounded_search(lo, hi, xatol=_BRENT_XATOL)
+    x = next(search)
+    while True:
+        fx = yield from cost(x)
+        try:
+            x = search.send(fx)
+        except StopIteration as done:
+            return done.value
+
+
+def _fit_kernel(y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_grid: int, kernel: _Kernel) -> _Steps[_Tone]:
+    """Least-squares fit of one real tone to the observed bins (a computation: yields its :class:`_Solve` requests).
 
     The offset ``δ = κ - k0`` is searched on ``[-half_width, half_width]``: a
     grid of ``n_grid`` points, a bounded Brent search around every local
@@ -351,30 +485,36 @@ def _fit_kernel(y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_g
     rhs = np.concatenate([y.real, y.imag])
     solved: dict[float, tuple[float, complex]] = {}
 
-    def lsq_at(kappa: float) -> tuple[float, complex]:
+    def lsq_at(kappa: float) -> _Steps[tuple[float, complex]]:
         if kappa not in solved:
-            solved[kappa] = _lsq(y, bins, kappa, kernel, rhs)
+            request = _Solve(y, bins, kappa, kernel, rhs)
+            yield request
+            solved[kappa] = request.answer
         return solved[kappa]
 
-    def cost(delta: float) -> float:
-        return lsq_at(k0 + delta)[0]
+    def cost(delta: float) -> _Steps[float]:
+        return (yield from lsq_at(k0 + delta))[0]
 
     grid = np.linspace(-half_width, half_width, n_grid)
-    costs = _grid_costs(grid, y, bins, k0, kernel)
+    grid_request = _Grid(grid, bins, k0, kernel, rhs)
+    yield grid_request
+    costs = grid_request.costs
     best_delta, best_cost = float(grid[int(np.argmin(costs))]), float(np.min(costs))
     beyond = np.concatenate([[np.inf], costs, [np.inf]])  # no neighbour past either end
     for i in np.flatnonzero((costs <= beyond[:-2]) & (costs <= beyond[2:])).tolist():  # the grid's local minima
         lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, n_grid - 1)]
-        x, fx = minimize_bounded(cost, float(lo), float(hi), xatol=_BRENT_XATOL)
+        x, fx = yield from _minimize(cost, float(lo), float(hi))
         if fx < best_cost:
             best_delta, best_cost = x, fx
     delta = best_delta
     h = _PARABOLA_STEP * (grid[1] - grid[0])
-    c0, cm, cp = cost(delta), cost(delta - h), cost(delta + h)
+    c0 = yield from cost(delta)
+    cm = yield from cost(delta - h)
+    cp = yield from cost(delta + h)
     curvature = cm - 2.0 * c0 + cp
     if curvature > 0:
         shifted = delta + 0.5 * h * (cm - cp) / curvature
-        if abs(shifted - delta) <= h and cost(shifted) <= c0:
+        if abs(shifted - delta) <= h and (yield from cost(shifted)) <= c0:
             delta = shifted
     kappa = k0 + delta
     # At DC and Nyquist (multiples of n_fft/2) the two model terms merge and the
@@ -385,9 +525,9 @@ def _fit_kernel(y: np.ndarray, bins: np.ndarray, k0: int, half_width: float, n_g
     if abs(kappa - edge) < _EDGE_SNAP:
         # Rounding of the kernel sums grows like N·eps.
         noise = (_KERNEL_ROUNDING * kernel.n * np.finfo(np.float64).eps) ** 2 * float(np.sum(np.abs(y) ** 2))
-        if lsq_at(edge)[0] <= lsq_at(kappa)[0] + noise:
+        if (yield from lsq_at(edge))[0] <= (yield from lsq_at(kappa))[0] + noise:
             kappa = edge
-    _, a = lsq_at(kappa)
+    _, a = yield from lsq_at(kappa)
     return _Tone(kappa, a)
 
 
@@ -497,11 +637,11 @@ class _ToneFitter:
             cache.update(zip(missing, tone.model(self.kernel, np.array(missing)).tolist()))
         return np.array([cache[b] for b in wanted], dtype=np.complex128)
 
-    def _kernel_fit(self, k0: int, tones: list[_Tone]) -> _Tone:
+    def _kernel_fit(self, k0: int, tones: list[_Tone]) -> _Steps[_Tone]:
         """The exact-transform fit near bin ``k0`` on the residual of ``tones``, re-centred when on its edge."""
         for _ in range(_MAX_RECENTRE):
             bins = k0 + self.offsets
-            tone = _fit_kernel(self.residual(bins, tones), bins, k0, float(self.half), self.n_grid, self.kernel)
+            tone = yield from _fit_kernel(self.residual(bins, tones), bins, k0, float(self.half), self.n_grid, self.kernel)
             if abs(tone.kappa - k0) < self.half * (1.0 - _EDGE_MARGIN):
                 break
             # The best fit is on the edge of the searched range: the maximum of
@@ -515,11 +655,11 @@ class _ToneFitter:
         edge = kc == 0 or 2 * kc == self.n_fft
         return _Tone(float(kc), complex(self.observed.X[kc]) / (2.0 * self.window_sum if edge else self.window_sum))
 
-    def estimate(self, kind: str, start: int, k_peak: int, tones: list[_Tone]) -> _Tone:
+    def estimate(self, kind: str, start: int, k_peak: int, tones: list[_Tone]) -> _Steps[_Tone]:
         """One estimate (a kind of ``_ESTIMATES``) on the residual of ``tones``: the kernel fit from bin ``start``,
         the others at ``k_peak``."""
         if kind == "kernel":
-            return _canonical(self._kernel_fit(start, tones), self.n_fft)
+            return _canonical((yield from self._kernel_fit(start, tones)), self.n_fft)
         if kind in ("quadratic-log", "peak-bin"):
             y3 = self.residual(k_peak + np.arange(-1, 2), tones)
             return _canonical(_quadratic_log(y3, k_peak, self.kernel, lobe=kind == "quadratic-log"), self.n_fft)
@@ -558,13 +698,13 @@ class _ToneFitter:
         """Whether bin ``kappa`` is closer than the minimum separation minus ``margin`` to one of ``tones``."""
         return any(abs(kappa - other.kappa) < self.min_sep_bins - margin for other in tones)
 
-    def best(self, start: int, k_peak: int, tones: list[_Tone]) -> tuple[_Tone, str] | None:
+    def best(self, start: int, k_peak: int, tones: list[_Tone]) -> _Steps[tuple[_Tone, str] | None]:
         """The first plausible estimate of :attr:`estimates` and its interpolation's name, or None."""
         kc = self.canonical_bin(k_peak)
         for method, kind in self.estimates:
             if self.collides(kc, tones, margin=self.reach(kind, start, k_peak)):
                 continue  # every estimate of this kind would collide: skip its cost
-            tone = self.estimate(kind, start, k_peak, tones)
+            tone = yield from self.estimate(kind, start, k_peak, tones)
             if self.plausible(tone, k_peak, tones):
                 return tone, method
         return None
@@ -669,7 +809,7 @@ class _Selection:
         self.used: set[int] = set()
         self.exhausted = False
 
-    def extend(self, n: int) -> None:
+    def extend(self, n: int) -> _Steps[None]:
         """Pick until there are ``n`` picks or no candidates left."""
         while len(self.picks) < n and not self.exhausted:
             k0 = next(self.order, None)
@@ -679,7 +819,7 @@ class _Selection:
             k_new = _residual_peak(self.fitter, int(k0), self.tones, self.floor)
             if k_new is None or self.fitter.canonical_bin(k_new) in self.used:
                 continue
-            found = self.fitter.best(k_new, k_new, self.tones)
+            found = yield from self.fitter.best(k_new, k_new, self.tones)
             if found is None:
                 continue
             self.used.add(self.fitter.canonical_bin(k_new))
@@ -710,21 +850,21 @@ class _Refit:
         self.levels: list[list[_Pick]] = [selection.picks] + [[] for _ in range(passes)]
         self.settled: list[list[bool]] = [[] for _ in range(passes + 1)]
 
-    def pick(self, i: int) -> _Pick | None:
+    def pick(self, i: int) -> _Steps[_Pick | None]:
         """Pick ``i`` of the last level, None when the selection has fewer picks."""
-        self._ensure(len(self.levels) - 1, i + 1)
+        yield from self._ensure(len(self.levels) - 1, i + 1)
         top = self.levels[-1]
         return top[i] if i < len(top) else None
 
-    def _ensure(self, s: int, n: int) -> None:
+    def _ensure(self, s: int, n: int) -> _Steps[None]:
         """Compute level ``s`` up to ``n`` picks (fewer when the selection runs out)."""
         if s == 0:
-            self.selection.extend(n)
+            yield from self.selection.extend(n)
             return
         level, below = self.levels[s], self.levels[s - 1]
         while len(level) < n:
             i = len(level)
-            self._ensure(s - 1, i + 1)
+            yield from self._ensure(s - 1, i + 1)
             if len(below) <= i:
                 return
             prev = below[i]
@@ -732,20 +872,20 @@ class _Refit:
                 level.append(prev)
                 self.settled[s].append(True)
                 continue
-            self._ensure(s - 1, i + 1 + _REFIT_BAND)
+            yield from self._ensure(s - 1, i + 1 + _REFIT_BAND)
             context = [p.tone for p in level[:i]] + [p.tone for p in below[i + 1 : i + 1 + _REFIT_BAND]]
-            found = self.fitter.best(int(round(prev.tone.kappa)), prev.k_peak, context)
+            found = yield from self.fitter.best(int(round(prev.tone.kappa)), prev.k_peak, context)
             new = prev if found is None else _Pick(prev.k_peak, *found)
             level.append(new)
             self.settled[s].append(_change(prev.tone, new.tone) < _REFIT_TOL)
 
 
-def _report(refit: _Refit, k: int, min_sep_bins: float) -> list[_Pick]:
+def _report(refit: _Refit, k: int, min_sep_bins: float) -> _Steps[list[_Pick]]:
     """The first ``k`` refitted picks at least ``min_sep_bins`` from every pick reported before them."""
     chosen: list[_Pick] = []
     i = 0
     while len(chosen) < k:
-        pick = refit.pick(i)
+        pick = yield from refit.pick(i)
         if pick is None:
             break
         if all(abs(pick.tone.kappa - c.tone.kappa) >= min_sep_bins for c in chosen):
@@ -848,24 +988,88 @@ def find_peaks(
     then stands, or the bin itself.  The steps are listed in the module
     docstring.
     """
-    k, min_separation_hz = _check_arguments(spec, k, threshold_db, min_separation_hz, interpolation)
-    scale = one_sided_weights(spec.n_fft) / spec.window_sum  # |X| -> amplitude, per bin
-    raw_magnitude = np.abs(spec.X)
-    # Shapes (local maxima) are judged on |X|, levels on the amplitude scale:
-    # the one-sided factor 2 would distort the lobe of a tone at DC or Nyquist.
-    magnitude = raw_magnitude.astype(np.float64, copy=False)
-    amplitude = magnitude * scale
-    top = float(np.max(amplitude))
-    if top == 0.0:
-        warnings.warn("spectrum is silent (all amplitudes are 0): no peaks", stacklevel=2)
-        return []
-    eps = float(np.finfo(raw_magnitude.dtype).eps)
-    floor = top * max(10.0 ** (threshold_db / 20.0), _ROUNDING_FLOOR_EPS * eps)
+    return find_peaks_together(
+        [PeakSearch(spec, k=k, threshold_db=threshold_db, min_separation_hz=min_separation_hz, interpolation=interpolation)]
+    )[0]
 
-    fitter = _ToneFitter(spec, scale, interpolation, min_separation_hz)
-    candidates = _local_maxima(magnitude, spec.n_fft)
-    candidates = candidates[amplitude[candidates] >= floor]
-    selection = _Selection(fitter, candidates, amplitude, floor=floor, k=k + _REFIT_PASSES * _REFIT_BAND)
-    # The bin estimate reads the raw spectrum: refitting it would change nothing.
-    refit = _Refit(fitter, selection, 0 if interpolation == "none" else _REFIT_PASSES)
-    return [_peak_from(pick, spec) for pick in _report(refit, k, fitter.min_sep_bins)]
+
+class PeakSearch:
+    """:func:`find_peaks` of one spectrum, started: to be finished, alone or with others, by :func:`find_peaks_together`.
+
+    The constructor takes :func:`find_peaks`' arguments, checks them, warns
+    about a silent spectrum, finds the candidates and runs the search up to
+    its first least-squares problem (:attr:`request`).  The search is a
+    generator of such problems: searches finished together advance in
+    lockstep, and each round's problems are solved in one batched call
+    (:func:`_solve_all`), which gives every problem the bits it has alone, so
+    each result is ``find_peaks(spec, ...)`` exactly.  It holds the spectrum
+    (and two float64 arrays of its length) until it finishes.
+    """
+
+    def __init__(
+        self,
+        spec: Spectrum,
+        *,
+        k: int = 5,
+        threshold_db: float = -60.0,
+        min_separation_hz: float | None = None,
+        interpolation: Interpolation = "kernel",
+    ):
+        #: The peaks once the search has finished, else None.
+        self.result: list[Peak] | None = None
+        #: The request the search waits for, to be answered in place (None once finished).
+        self.request: _Solve | _Grid | None = None
+        k, min_separation_hz = _check_arguments(spec, k, threshold_db, min_separation_hz, interpolation)
+        scale = one_sided_weights(spec.n_fft) / spec.window_sum  # |X| -> amplitude, per bin
+        raw_magnitude = np.abs(spec.X)
+        # Shapes (local maxima) are judged on |X|, levels on the amplitude scale:
+        # the one-sided factor 2 would distort the lobe of a tone at DC or Nyquist.
+        magnitude = raw_magnitude.astype(np.float64, copy=False)
+        amplitude = magnitude * scale
+        top = float(np.max(amplitude))
+        if top == 0.0:
+            warnings.warn("spectrum is silent (all amplitudes are 0): no peaks", stacklevel=2)
+            self.result = []
+            return
+        eps = float(np.finfo(raw_magnitude.dtype).eps)
+        floor = top * max(10.0 ** (threshold_db / 20.0), _ROUNDING_FLOOR_EPS * eps)
+
+        fitter = _ToneFitter(spec, scale, interpolation, min_separation_hz)
+        candidates = _local_maxima(magnitude, spec.n_fft)
+        candidates = candidates[amplitude[candidates] >= floor]
+        selection = _Selection(fitter, candidates, amplitude, floor=floor, k=k + _REFIT_PASSES * _REFIT_BAND)
+        # The bin estimate reads the raw spectrum: refitting it would change nothing.
+        refit = _Refit(fitter, selection, 0 if interpolation == "none" else _REFIT_PASSES)
+        self._steps: _Steps[list[Peak]] | None = _peaks(refit, spec, k, fitter.min_sep_bins)
+        self.advance()
+
+    def advance(self) -> None:
+        """Resume the search (its :attr:`request` answered); keep its next request, or its result."""
+        assert self._steps is not None
+        try:
+            self.request = next(self._steps)
+        except StopIteration as done:
+            self.result, self.request, self._steps = done.value, None, None
+
+
+def _peaks(refit: _Refit, spec: Spectrum, k: int, min_sep_bins: float) -> _Steps[list[Peak]]:
+    """The search of :class:`PeakSearch`: the reported picks as :class:`Peak`."""
+    picks = yield from _report(refit, k, min_sep_bins)
+    return [_peak_from(pick, spec) for pick in picks]
+
+
+def find_peaks_together(searches: Sequence[PeakSearch]) -> list[list[Peak]]:
+    """Finish every search: the peaks of each, in order, each equal to :func:`find_peaks` of its spectrum alone.
+
+    The searches advance in lockstep; each round solves the waiting
+    least-squares problems of all of them in one batched call, so the cost per
+    problem is a few microseconds instead of one ``lstsq`` call's overhead:
+    the channels of a multichannel file are fitted together.
+    """
+    waiting = [search for search in searches if search.result is None]
+    while waiting:
+        _solve_all([search.request for search in waiting if search.request is not None])
+        for search in waiting:
+            search.advance()
+        waiting = [search for search in waiting if search.result is None]
+    return [search.result if search.result is not None else [] for search in searches]

@@ -42,6 +42,10 @@ _GROUP_SAMPLES = 1 << 22
 #: Bytes of one block read (all channels, float64), and the fewest frames a block holds.
 _BLOCK_BYTES = 1 << 23
 _MIN_BLOCK = 1 << 10
+#: Spectrum bins (all channels) and channels whose peak searches finish together: at most 8 MiB of complex128
+#: spectra and 256 searches' state.
+_PEAK_BATCH_BINS = 1 << 19
+_PEAK_BATCH_CHANNELS = 256
 
 
 @dataclass(frozen=True)
@@ -118,8 +122,6 @@ def spectrum_file(
 
     Returns the ``--json`` report (``.report``) with the facts of the input as opened (``.source``).
     """
-    from ..dsp.dft import spectrum
-    from ..dsp.peaks import find_peaks
     from ..dsp.windows import parse_window_spec
 
     check_options(options)
@@ -167,23 +169,11 @@ def spectrum_file(
         lines: list[tuple[np.ndarray, np.ndarray, float]] = []
         with outputs_together(), contextlib.ExitStack() as stack:
             rows = stack.enter_context(_NpyRows(npy, len(labels), options.phase, n_fft)) if npy is not None else None
-            # One channel at a time (read in groups of channels), in float64: memory is a group's samples plus one
-            # channel's DFT and fit, whatever the channel count; only the PNG's lines and the peaks are kept.
+            # Channels read in groups, analysed in batches of _PEAK_BATCH_BINS bins, in float64: memory is a group's
+            # samples plus a batch's DFTs and fits, whatever the channel count; only the PNG's lines and the peaks are kept.
+            analysed = _analysed(source, first, n, options, window=window, n_fft=n_fft, separation=separation)
             with reporter.progress(f"spectrum {source.name}", len(labels)) as advance:
-                for x_c in _channel_samples(source, first, n, options):
-                    # Huge float samples are analysed scaled by an exact power of two (the fit squares |X|), then back.
-                    exponent = _scale_exponent(x_c)
-                    if exponent:
-                        x_c = np.ldexp(x_c, -exponent)
-                    spec = spectrum(x_c, sr=sr, window=window, n_fft=n_fft, backend=options.fft, overwrite_x=True)
-                    del x_c
-                    peaks = (
-                        find_peaks(spec, k=options.peaks, threshold_db=-options.threshold, min_separation_hz=separation)
-                        if options.peaks
-                        else []
-                    )
-                    if exponent:
-                        spec, peaks = _unscaled(spec, peaks, exponent, source.name)
+                for spec, peaks in analysed:
                     found.append(peaks)
                     if rows is not None:
                         rows.write(spec)
@@ -334,6 +324,58 @@ def _channel_samples(source: Any, first: int, n: int, options: SpectrumOptions) 
         samples = _read_group(source, first, n, range(start, min(start + group, channels.stop)))
         yield from samples
         del samples
+
+
+def _analysed(
+    source: Any, first: int, n: int, options: SpectrumOptions, *, window: np.ndarray, n_fft: int, separation: float | None
+) -> Iterator[tuple[Any, list[Any]]]:
+    """Each analysed channel's ``Spectrum`` and peaks, in channel order.
+
+    Each channel's peak search starts as its spectrum is computed (its
+    warnings come in channel order) and the searches of a batch of channels
+    (about :data:`_PEAK_BATCH_BINS` bins, at most :data:`_PEAK_BATCH_CHANNELS`) finish
+    together (:func:`~audiokit.dsp.peaks.find_peaks_together`: their
+    least-squares problems solved in batched calls, each with the bits
+    ``find_peaks`` of the channel alone gives).
+    """
+    from ..dsp.dft import spectrum
+    from ..dsp.peaks import PeakSearch
+
+    batch: list[tuple[Any, int, PeakSearch | None]] = []
+    held = 0
+    for x_c in _channel_samples(source, first, n, options):
+        # Huge float samples are analysed scaled by an exact power of two (the fit squares |X|), then back.
+        exponent = _scale_exponent(x_c)
+        if exponent:
+            x_c = np.ldexp(x_c, -exponent)
+        spec = spectrum(x_c, sr=source.sr, window=window, n_fft=n_fft, backend=options.fft, overwrite_x=True)
+        del x_c
+        search = (
+            PeakSearch(spec, k=options.peaks, threshold_db=-options.threshold, min_separation_hz=separation)
+            if options.peaks
+            else None
+        )
+        batch.append((spec, exponent, search))
+        held += spec.X.size
+        del spec
+        if held >= _PEAK_BATCH_BINS or len(batch) >= _PEAK_BATCH_CHANNELS:
+            yield from _finished(batch, source.name)
+            held = 0
+    yield from _finished(batch, source.name)
+
+
+def _finished(batch: list[tuple[Any, int, Any]], name: str) -> Iterator[tuple[Any, list[Any]]]:
+    """Finish the searches of ``batch`` together; yield each channel's spectrum (unscaled) and peaks, emptying it."""
+    from ..dsp.peaks import find_peaks_together
+
+    found = iter(find_peaks_together([search for _, _, search in batch if search is not None]))
+    while batch:
+        spec, exponent, search = batch.pop(0)  # the batch lets go of each spectrum as it is handed over
+        peaks = next(found) if search is not None else []
+        if exponent:
+            spec, peaks = _unscaled(spec, peaks, exponent, name)
+        yield spec, peaks
+        del spec
 
 
 def _display_range(fmin: str | None, fmax: str | None, top: float) -> tuple[float, float] | None:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from audiokit.dsp.bounded import minimize_bounded
+from audiokit.dsp.bounded import bounded_search, minimize_bounded
 
 
 def _functions():
@@ -51,3 +51,21 @@ def test_maxiter_caps_the_evaluations():
     calls: list[float] = []
     minimize_bounded(_recorded(lambda x: math.cos(40.0 * x), calls), 0.0, 10.0, xatol=1e-15, maxiter=7)
     assert len(calls) == 7
+
+
+def test_the_generator_is_the_same_search():
+    """bounded_search yields the points minimize_bounded evaluates, in order, and returns its result."""
+    for func, lo, hi in _functions():
+        calls: list[float] = []
+        expected = minimize_bounded(_recorded(func, calls), lo, hi, xatol=1e-12)
+        points: list[float] = []
+        search = bounded_search(lo, hi, xatol=1e-12)
+        x = next(search)
+        while True:
+            points.append(x)
+            try:
+                x = search.send(func(x))
+            except StopIteration as done:
+                result = done.value
+                break
+        assert points == calls and result == expected
