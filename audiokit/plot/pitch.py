@@ -1,7 +1,8 @@
 """The PNG of a ``pitch`` job: the f0 track over the input's spectrogram, unvoiced stretches shaded.
 
 Everything is computed by the pipeline (the pooled spectrogram in dB, the track); here it is only drawn: the
-spectrogram relative to its maximum (an 80 dB range, colorbar in dB), a linear or logarithmic frequency axis, the
+spectrogram relative to its maximum (an 80 dB range, colorbar in dB), a logarithmic frequency axis up to Nyquist or
+a linear one up to the first ten harmonics (at least 1 kHz; the axis label says so), the
 voiced frames' f0 as a line (gaps where unvoiced), and a grey band along the bottom where frames are unvoiced.
 """
 
@@ -72,6 +73,19 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
 
 
+#: A linear axis shows up to this many times the voiced f0's 95th percentile (the first harmonics), at least
+#: :data:`MIN_TOP_HZ`, at most Nyquist.
+HARMONICS_SHOWN = 10
+MIN_TOP_HZ = 1000.0
+
+
+def _linear_top(picture: PitchPicture, nyquist: float) -> float:
+    voiced = picture.f0[picture.voiced]
+    if voiced.size == 0:
+        return nyquist
+    return float(min(nyquist, max(MIN_TOP_HZ, HARMONICS_SHOWN * np.percentile(voiced, 95))))
+
+
 def draw_pitch(png: str, picture: PitchPicture, *, size: str = "1200x500") -> None:
     """Draw ``picture`` into the PNG ``png`` (atomically; ``-`` is stdout)."""
     width, height = parse_size(size)
@@ -92,7 +106,8 @@ def draw_pitch(png: str, picture: PitchPicture, *, size: str = "1200x500") -> No
     mesh = ax.pcolormesh(x_edges, y_edges, image, cmap="magma", vmin=top - RANGE_DB, vmax=top, shading="flat", rasterized=True)
     if picture.log_freq:
         ax.set_yscale("log")
-    ax.set_ylim(low, nyquist)
+    top_hz = nyquist if picture.log_freq else _linear_top(picture, nyquist)
+    ax.set_ylim(low, top_hz)
     track = np.where(picture.voiced, picture.f0, np.nan)
     ax.plot(picture.times / scale, track, color="cyan", linewidth=1.4, label=f"f0 ({picture.method}, voiced frames)")
     # unvoiced frames: a grey band along the bottom (and a light veil over the spectrogram)
@@ -100,12 +115,13 @@ def draw_pitch(png: str, picture: PitchPicture, *, size: str = "1200x500") -> No
     for start, stop in _runs(~picture.voiced):
         a = max(picture.times[start] - hop / 2, 0) / scale
         b = min(picture.times[stop - 1] + hop / 2, picture.duration_s) / scale
-        ax.axvspan(a, b, ymin=0, ymax=0.04, color="0.75", linewidth=0)
+        ax.axvspan(a, b, ymin=0, ymax=0.025, color="0.75", linewidth=0)
         ax.axvspan(a, b, color="white", alpha=0.12, linewidth=0)
     ax.axvspan(0, 0, color="0.75", label="unvoiced")
     ax.set_xlim(0, picture.duration_s / scale)
     ax.set_xlabel("time (min)" if minutes else "time (s)")
-    ax.set_ylabel("frequency (Hz)")
+    shown = "" if top_hz >= nyquist else f", 0-{top_hz:.0f} Hz shown"
+    ax.set_ylabel(f"frequency (Hz{shown})")
     median = "-" if picture.median is None else f"{picture.median:.1f} Hz"
     ax.set_title(
         f"{title_name(picture.path)}: {picture.method} f0 {picture.fmin:g}-{picture.fmax:g} Hz, "
