@@ -18,7 +18,7 @@ its area is constant.  A filter that falls between DFT bins is all zeros: it
 is kept (its band reads 0) and a warning names it; use fewer mels or a larger
 ``n_fft``.  Bands built from exactly the same DFT bins as the band below (at low
 frequencies, where the triangles are narrower than ``sr/n_fft``) duplicate it:
-a second warning counts them, once per bank.
+a second warning counts them (:func:`warn_duplicate_bands`; a job calls it once per run).
 
 This is ``librosa.filters.mel(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin,
 fmax=fmax, htk=(scale == 'htk'), norm=norm)``; librosa's *defaults* are
@@ -49,6 +49,7 @@ from .stft import LOG_KINDS, StftPlan, compute, output_for_power
 
 __all__ = [
     "DuplicateBandsWarning",
+    "warn_duplicate_bands",
     "MEL_SCALES",
     "MelNorm",
     "MelScale",
@@ -226,7 +227,26 @@ class DuplicateBandsWarning(UserWarning):
     """Mel bands built from the same DFT bins as the band below (``n_fft`` too small for ``n_mels`` at low frequencies)."""
 
 
-def _warn_duplicates(supports: list[tuple[int, int]], corners: np.ndarray, *, n_fft: int, sr: float) -> None:
+def warn_duplicate_bands(
+    filterbank: np.ndarray, *, sr: float, fmin: float = 0.0, fmax: float | None = None, scale: MelScale = "htk"
+) -> int:
+    """Warn (:class:`DuplicateBandsWarning`) when rows of ``filterbank`` are built from the same DFT bins as the row
+    below; return how many are.
+
+    :func:`mel_filterbank` calls it on every bank it builds; a caller holding a cached bank (a job, once per
+    run) calls it again.  ``fmin``/``fmax``/``scale`` are the bank's, for the message.
+    """
+    fb = np.asarray(filterbank)
+    n_fft = 2 * (fb.shape[1] - 1)
+    supports = []
+    for band in fb:
+        nonzero = np.flatnonzero(band > 0)
+        supports.append((int(nonzero[0]), int(nonzero[-1])) if nonzero.size else (-1, -1))
+    corners = mel_frequencies(fb.shape[0] + 2, fmin=float(fmin), fmax=float(sr) / 2 if fmax is None else float(fmax), scale=scale)
+    return _warn_duplicates(supports, corners, n_fft=n_fft, sr=float(sr))
+
+
+def _warn_duplicates(supports: list[tuple[int, int]], corners: np.ndarray, *, n_fft: int, sr: float) -> int:
     """Warn once when bands are built from exactly the same DFT bins as the band below (they duplicate it).
 
     A band's support is the run of bins where its weight is > 0 (a triangle's support is contiguous); two
@@ -236,7 +256,7 @@ def _warn_duplicates(supports: list[tuple[int, int]], corners: np.ndarray, *, n_
     """
     repeats = [i for i in range(1, len(supports)) if supports[i][0] >= 0 and supports[i] == supports[i - 1]]
     if not repeats:
-        return
+        return 0
     df = sr / n_fft
     narrow = np.flatnonzero(np.diff(corners) < df)
     below = f"; the triangles are narrower than the bins below {corners[narrow[-1] + 1]:.0f} Hz" if narrow.size else ""
@@ -247,6 +267,7 @@ def _warn_duplicates(supports: list[tuple[int, int]], corners: np.ndarray, *, n_
         DuplicateBandsWarning,
         stacklevel=3,
     )
+    return len(repeats)
 
 
 def _next_pow2(n: int) -> int:

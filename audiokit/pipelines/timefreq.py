@@ -260,14 +260,8 @@ class _Job:
             from .kaldi_frontend import KaldiFrontEnd
 
             self.frontend = KaldiFrontEnd(parsed, source, self.channels)
-        elif o.compat is not None:  # a toolkit's own bank, asked for as it is: no advice to change its n_fft
-            from ..dsp.mel import DuplicateBandsWarning
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DuplicateBandsWarning)
-                self.frontend = StftFrontEnd(parsed, source, dtype)
         else:
-            self.frontend = StftFrontEnd(parsed, source, dtype)
+            self.frontend = _stft_frontend(parsed, source, dtype)
         self.n_frames = self.frontend.n_frames
         if parsed.features and self.n_frames == 0:
             raise ParameterError(f"{source.name}: the input ({source.n_samples} samples) is shorter than one frame: no features")
@@ -355,7 +349,7 @@ class _Job:
             split = self.reopen is not None and not run_chain and splittable(self, self.reopen[0], png_path, npy_path)
             if split and self.reopen is not None:
                 with reporter.progress(label, self.source.n_samples) as advance:
-                    self.heard = pool_in_ranges(self, poolers, self.reopen[1], advance, _BeyondSinglePrecision)
+                    self.heard = pool_in_ranges(self, poolers, self.reopen[1], advance, _BeyondSinglePrecision, SAFE_PEAK)
             for chunk in () if split else self._frames(reporter, label, watch=not features):
                 if not features:
                     display = chunk.real**2 + chunk.imag**2 if parsed.want_complex else chunk
@@ -463,6 +457,22 @@ class _FigureFacts:
             n_samples=job.source.n_samples,
             mel_meta=getattr(fe, "mel_meta", {}),
         )
+
+
+def _stft_frontend(parsed: Parsed, source: Any, dtype: Literal["float32", "float64"]) -> StftFrontEnd:
+    """The STFT front end; its mel bank's duplicate bands warned about once per job (the bank is cached per process,
+    so the warning of its first build is not relied on), never under a ``--compat`` preset (a toolkit's own bank,
+    asked for as it is: no advice to change its n_fft)."""
+    from ..dsp.mel import DuplicateBandsWarning, warn_duplicate_bands
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DuplicateBandsWarning)
+        frontend = StftFrontEnd(parsed, source, dtype)
+    meta = frontend.mel_meta
+    if parsed.options.compat is None and frontend.filterbank is not None and meta:
+        bands = frontend.filterbank[: meta["n_mels"]]  # not mfcc --energy's total-power row
+        warn_duplicate_bands(bands, sr=source.sr, fmin=meta["fmin_hz"], fmax=meta["fmax_hz"], scale=meta["mel_scale"])
+    return frontend
 
 
 def _check_whisper_input(source: Any, channels: int) -> None:

@@ -65,19 +65,19 @@ def pool_in_ranges(
     reopen: Callable[[], AbstractContextManager[Any]],
     progress: Callable[[int], None],
     beyond: type[Exception],
+    safe_peak: float,
 ) -> bool:
     """Pool the job's frames into ``poolers`` (one per channel) in :data:`THREADS` ranges; return whether any
     sample was non-zero.
 
     ``reopen()`` opens the input again (a context manager giving an AudioSource); ``progress(n)`` is told the
     samples read (under a lock); ``beyond`` is raised, as the one-pass job raises it, when a float input exceeds
-    :data:`~audiokit.pipelines.timefreq.SAFE_PEAK` in single precision.  An error in a range stops the other one
+    ``safe_peak`` (:data:`~audiokit.pipelines.timefreq.SAFE_PEAK`) in single precision.  An error in a range stops the other one
     and is raised here.
     """
     from concurrent.futures import ThreadPoolExecutor  # here: ~5 ms of imports a short job does not pay
 
     from ..plot import ColumnPooler
-    from .timefreq import SAFE_PEAK
 
     M, fe = job.n_frames, job.frontend
     hop, n_fft = fe.hop_length, fe.plan.n_fft
@@ -98,7 +98,7 @@ def pool_in_ranges(
             for block in source.blocks(BLOCK_SAMPLES, dtype=front.read_dtype, start=first * hop, n_samples=n):
                 if stop.is_set():
                     break
-                if check_peak and block.size and float(np.abs(block).max()) > SAFE_PEAK:
+                if check_peak and block.size and float(np.abs(block).max()) > safe_peak:
                     raise beyond
                 heard = heard or bool(np.any(block))
                 chunk = front.push(pick_channels(block, tf.channel, tf.mix))

@@ -34,6 +34,7 @@ def stereo(tmp_path) -> Path:
     return path
 
 
+@pytest.mark.filterwarnings("ignore::audiokit.dsp.mel.DuplicateBandsWarning")  # 80 bands at n_fft 400, 16 kHz
 def test_result_carries_the_input_as_opened_and_the_saved_shape(stereo, tmp_path):
     mel = FeatureOptions(kind="mel", timefreq=TimeFreqOptions(mel=MelOptions(), channel=1))
     result = run_timefreq(str(stereo), mel, npy=str(tmp_path / "m.npy"))

@@ -253,7 +253,7 @@ def test_filterbank_mel_axis_gives_equal_mel_widths():
 
 def test_mel_duplicate_bands_warn_once_with_the_remedy(cli, tmp_path):
     src = _write(tmp_path / "a.wav", _tone(440, 0.5))
-    # 79 bands on 40 Hz bins (n_fft 400 at 16 kHz; a bank no other test builds: the warning comes once per bank)
+    # 79 bands on 40 Hz bins (n_fft 400 at 16 kHz): one warning line per run, with the remedy
     code, _, err = cli("mel", src, "-o", tmp_path / "a.png", "--n-mels", "79")
     assert code == 0 and err.count("\n") == 1 and "built from the same DFT bins" in err and "larger n_fft (--nfft" in err
     code, _, err = cli("mel", src, "-o", tmp_path / "b.png", "--n-mels", "79", "--nfft", "2048")
