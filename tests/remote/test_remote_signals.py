@@ -23,6 +23,14 @@ import soundfile as sf
 from audiokit.io.remote import READ_TIMEOUT
 from tests.remote.stall import Stall
 
+#: ``python -m audiokit`` with SIGINT's default action: a process started in the background (``cmd &``, nohup, some
+#: CI runners) inherits SIGINT ignored, and audiokit keeps an ignored SIGINT ignored, as it should.
+DEFAULT_SIGINT = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'audiokit', *sys.argv[1:]])",
+]
 #: Seconds a signalled command may take to end before the test fails: well under the transport's read timeout, so
 #: only the signal can have ended it (a hang guard, not a timing measurement; benchmarks/bench_remote.py measures).
 GUARD = READ_TIMEOUT / 2
@@ -47,7 +55,7 @@ def test_signal_ends_a_command_on_a_stalled_read(where, signum, long_wav, s3_env
     env = {**os.environ, **s3_env.env, "PYTHONFAULTHANDLER": ""}
     with Stall(s3_env.server.log, "stall/two-minutes.wav", from_byte=from_byte) as stall:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "audiokit", "resample", long_wav, "--to", "8k", "-o", str(out / "r.wav")],
+            [*DEFAULT_SIGINT, "resample", long_wav, "--to", "8k", "-o", str(out / "r.wav")],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
