@@ -156,6 +156,8 @@ def speed(minutes: list[float], repeats: int, librosa_max: float, pm_python: str
                     note,
                 ]
             )
+        for row in rows[-2:]:
+            print("# " + " | ".join(row), file=sys.stderr, flush=True)
         pm = parselmouth_run(pm_python, y, workdir) if m <= librosa_max else None
         if pm:
             rows.append(

@@ -158,3 +158,20 @@ def test_peak_memory_is_bounded_on_a_long_input(tmp_path):
         assert measured.returncode == 0, measured.stderr
         peaks[minutes] = measured.peak_rss_mib
     assert peaks[8] < RSS_LIMIT_MIB and peaks[8] - peaks[1] < 20, peaks
+
+
+def test_raw_pcm_and_fix_nonfinite(cli, tone, tmp_path):
+    y = mono(tone)
+    raw = tmp_path / "tone.raw"
+    (np.round(y * 32767).astype("<i2")).tofile(raw)
+    expected = json.loads(cli("pitch", tone, "--jsonl")[1])
+    got = json.loads(cli("pitch", raw, "--format", "s16le", "--rate", "16k", "--channels", "1", "--jsonl")[1])
+    assert got["f0_median_hz"] == expected["f0_median_hz"] and got["n_frames"] == expected["n_frames"]
+    bad = tmp_path / "nan.wav"
+    z = y.copy()
+    z[100] = np.nan
+    sf.write(bad, z, SR, subtype="FLOAT")
+    code, out, err = cli("pitch", bad)
+    assert code == 3 and out == "" and err.startswith("error:")
+    code, out, err = cli("pitch", bad, "--fix-nonfinite", "--jsonl")
+    assert code == 0 and json.loads(out)["f0_median_hz"] == pytest.approx(200.0, rel=0.006)
