@@ -39,15 +39,21 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
         print(f"warning: {message}", file=sys.stderr)
 
 
+def _printable(text: str) -> str:
+    """``text`` with lone surrogates (a file name that is not UTF-8, as ``os.fsdecode`` gives it) as ``\\udcXX``:
+    a stderr with strict errors (a captured or redirected stream) cannot encode them."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def error(text: str) -> None:
     """Print ``error: <text>`` on stderr (always, even with --quiet)."""
-    print(f"error: {text}", file=sys.stderr)
+    print(f"error: {_printable(text)}", file=sys.stderr)
 
 
 def info(text: str) -> None:
     """Print a human line on stderr unless --quiet."""
     if not _state["quiet"]:
-        print(text, file=sys.stderr)
+        print(_printable(text), file=sys.stderr)
 
 
 def show_progress() -> bool:
