@@ -107,7 +107,7 @@ def test_network_cut_mid_read_is_one_line(http_server, cli, tmp_path):
     url = f"{http_server.url}/long.flac"
     http_server.cut_after(2 << 20)
     try:
-        code, out, err = cli("mel", url, "--npy", tmp_path / "m.npy", "--storage-option", "skip_instance_cache=true")
+        code, out, err = cli("spectrogram", url, "--npy", tmp_path / "g.npy", "--storage-option", "skip_instance_cache=true")
     finally:
         http_server.cut_after(None)
     assert code == 3 and out == ""
