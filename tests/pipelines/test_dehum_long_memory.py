@@ -10,7 +10,7 @@ frames) at a time and drop its pages after each piece (:func:`~audiokit.dsp.hum.
 The checks: the spilled arrays keep their values and give bit-identical analyses, outputs and reports (every
 array against the in-memory run, with 1-row pieces); a temporary folder without room is exit 4 with one line and
 no output; and the peak RSS of the whole command does not grow with the length (10 vs 40 minutes, ``--residual``
-and ``--normalize``: 45 MiB more before, for 30 more minutes).
+and ``--normalize``).
 """
 
 from __future__ import annotations
@@ -191,13 +191,13 @@ def _write_long(path, minutes: int) -> str:
 
 @pytest.mark.slow
 def test_dehum_peak_rss_does_not_grow_with_the_length(tmp_path):
-    """10 and 40 minutes of 16 kHz mono, --residual --normalize: 40 min within the bound, at most 20 MiB above 10 min.
+    """5 and 25 minutes of 16 kHz mono, --residual --normalize: 25 min within the bound, less than 15 MiB above 5 min.
 
-    Before: 10 min ~170 MiB, 40 min ~215 MiB, 1 h 260, 4 h 620 (+1.5 MiB per minute); now the difference is a few
-    MiB (the arrays below the spill threshold, the allocator's slack), and 4 h peaks at ~200 MiB.
+    Before, 16 kHz mono peaked at 197 MiB for 30 min, 260 for 1 h, 620 for 4 h (~2 MiB more per minute); now 169, 171
+    and 184 (what remains: one row of frames in the temporaries, the arrays below the spill threshold).
     """
     peaks = {}
-    for minutes in (10, 40):
+    for minutes in (5, 25):
         path = _write_long(tmp_path / f"in{minutes}.wav", minutes)
         m = peak_rss_mib(
             "dehum", path, "-q", "-o", tmp_path / "out.wav", "--residual", tmp_path / "res.wav", "--normalize", timeout=1800.0
@@ -208,5 +208,5 @@ def test_dehum_peak_rss_does_not_grow_with_the_length(tmp_path):
         for name in ("out.wav", "res.wav"):
             (tmp_path / name).unlink()
         os.unlink(path)
-    assert peaks[40] < RSS_LIMIT_MIB, peaks
-    assert peaks[40] - peaks[10] < 20.0, f"peak RSS grew with the length: {peaks}"
+    assert peaks[25] < RSS_LIMIT_MIB, peaks
+    assert peaks[25] - peaks[5] < 15.0, f"peak RSS grew with the length: {peaks}"
