@@ -291,3 +291,14 @@ def test_the_matplotlib_path_draws_the_same_axes_at_exactly_size(n_panels):
     fig.canvas.draw()
     ticks = [t for t in fig.axes[0].get_yticks() if -0.5 <= t <= 39.5]
     assert ticks and all(float(t).is_integer() for t in ticks)
+
+
+def test_mel_and_kaldi_fbank_take_vmin_vmax(cli, tmp_path, captured):
+    src = _write(tmp_path / "a.wav", _tone(1000, 0.5))
+    code, _, err = cli("mel", src, "--nfft", "1024", "--vmin", "-30", "--vmax", "50", "-o", tmp_path / "m.png")
+    assert code == 0, err
+    code, _, err = cli("mel", src, "--compat", "kaldi", "--vmin", "0", "--vmax", "25", "-o", tmp_path / "k.png")
+    assert code == 0, err
+    (_, mel), (_, kaldi) = captured
+    assert (mel["vmin"], mel["vmax"], mel["colorbar_label"]) == (-30.0, 50.0, "dB re 1")
+    assert (kaldi["vmin"], kaldi["vmax"], kaldi["colorbar_label"]) == (0.0, 25.0, "ln energy")
