@@ -319,8 +319,11 @@ def _lstsq_failed(err: str, flag: int) -> None:
 
 
 def _lstsq_stack(A: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """``np.linalg.lstsq(A[i], rhs[i], rcond=_LSQ_RCOND)[0]`` for every ``i``, bit for bit; shapes (K, M, 2), (K, M) -> (K, 2)."""
+    """``np.linalg.lstsq(A[i], rhs[i], rcond=_LSQ_RCOND)[0]`` for every ``i``, bit for bit; shapes (K, M, 2), (K, M) -> (K, 2)
+    (or one problem: (M, 2), (M,) -> (2,))."""
     if _LSTSQ_GUFUNC is None:
+        if A.ndim == 2:
+            return np.linalg.lstsq(A, rhs, rcond=_LSQ_RCOND)[0]
         return np.stack([np.linalg.lstsq(a, b, rcond=_LSQ_RCOND)[0] for a, b in zip(A, rhs)])
     # The arguments and floating-point state numpy.linalg.lstsq gives the gufunc (it raises on a NaN the same way).
     with np.errstate(call=_lstsq_failed, invalid="call", over="ignore", divide="ignore", under="ignore"):
@@ -361,9 +364,22 @@ class _Grid:
     costs: np.ndarray = field(default_factory=lambda: np.empty(0))
 
 
+@dataclass
+class _Model:
+    """A request of a search: the model of each tone at its missing bins, stored in the tone's cache (:meth:`_Tone.model`)."""
+
+    todo: list[tuple[_Tone, list[int]]]
+    kernel: _Kernel
+
+    @property
+    def points(self) -> int:
+        """Kernel points the request evaluates."""
+        return 2 * sum(len(missing) for _, missing in self.todo)
+
+
 _T = TypeVar("_T")
 #: A computation that yields requests (answered in place before it resumes) and returns a ``_T``.
-_Steps = Generator["_Solve | _Grid", None, _T]
+_Steps = Generator["_Solve | _Grid | _Model", None, _T]
 
 
 def _lsq_stack(requests: Sequence[_Solve]) -> None:
@@ -375,6 +391,9 @@ def _lsq_stack(requests: Sequence[_Solve]) -> None:
     the shapes :func:`_lsq` always had.
     """
     kernel, nb = requests[0].kernel, requests[0].bins.size
+    if len(requests) == 1:
+        _lsq_alone(requests[0])
+        return
     bins = np.stack([r.bins for r in requests])  # (K, nb)
     kappa = np.array([r.kappa for r in requests])[:, None]
     w = kernel(np.concatenate([bins - kappa, bins + kappa], axis=1))  # (K, 2 nb)
@@ -391,6 +410,20 @@ def _lsq_stack(requests: Sequence[_Solve]) -> None:
     for request, a_i, rhs_i, sol_i in zip(requests, A, rhs, sol):
         r = rhs_i - a_i @ sol_i
         request.answer = (float(r @ r), complex(sol_i[0], sol_i[1]))
+
+
+def _lsq_alone(request: _Solve) -> None:
+    """:func:`_lsq_stack` of one request, without the stacking (the same operations on the same shapes)."""
+    bins, nb = request.bins, request.bins.size
+    w = request.kernel(np.concatenate([bins - request.kappa, bins + request.kappa]))
+    wp, wm = w[:nb], w[nb:]
+    s, d = wp + wm, wp - wm
+    A = np.empty((2 * nb, 2))
+    A[:nb, 0], A[nb:, 0] = s.real, s.imag
+    A[:nb, 1], A[nb:, 1] = -d.imag, d.real
+    sol = _lstsq_stack(A, request.rhs)
+    r = request.rhs - A @ sol
+    request.answer = (float(r @ r), complex(sol[0], sol[1]))
 
 
 def _grid_stack(requests: Sequence[_Grid]) -> None:
@@ -420,25 +453,68 @@ def _grid_stack(requests: Sequence[_Grid]) -> None:
         start = stop
 
 
-def _solve_all(requests: Sequence[_Solve | _Grid]) -> None:
+def _model_stack(requests: Sequence[_Model]) -> None:
+    """Answer each request as :meth:`_Tone.model` would, one kernel call for all its tones and bins.
+
+    The kernel is element-wise, and ``a·W(k - κ) + conj(a)·W(k + κ)`` is
+    formed element by element with each point's own ``a``: every value is
+    the one :meth:`_Tone.model` of that tone at that bin gives.
+    """
+    pairs = [pair for request in requests for pair in request.todo]
+    counts = [len(missing) for _, missing in pairs]
+    bins = np.array([b for _, missing in pairs for b in missing])
+    kappa = np.repeat(np.array([tone.kappa for tone, _ in pairs]), counts)
+    a = np.repeat(np.array([tone.a for tone, _ in pairs], dtype=np.complex128), counts)
+    plus, minus = requests[0].kernel(np.stack([bins - kappa, bins + kappa]))
+    values = (a * plus + np.conj(a) * minus).tolist()
+    start = 0
+    for (tone, missing), count in zip(pairs, counts):
+        tone.cache.update(zip(missing, values[start : start + count]))
+        start += count
+
+
+def _points(request: _Solve | _Grid | _Model) -> int:
+    """Kernel points a request evaluates."""
+    if isinstance(request, _Model):
+        return request.points
+    return 2 * request.bins.size * (request.deltas.size if isinstance(request, _Grid) else 1)
+
+
+def _solve_all(requests: Sequence[_Solve | _Grid | _Model]) -> None:
     """Answer ``requests`` (any spectra, any kernels), each with the value it has alone (:func:`_lsq`, :func:`_grid_costs`).
 
     Requests of one kind with the same closed-form kernel and bin count are
     stacked (up to :data:`_BATCH_POINTS` kernel points a call); a directly summed kernel blocks its sums by the number of points,
     so each of its requests is answered alone.
     """
+    if len(requests) == 1:  # one search (find_peaks): no grouping
+        request = requests[0]
+        if isinstance(request, _Solve):
+            _lsq_stack([request])
+        elif isinstance(request, _Grid):
+            _grid_stack([request])
+        elif request.points <= _BATCH_POINTS:
+            _model_stack([request])
+        else:  # a large model request in chunks, as below
+            for tone, missing in request.todo:
+                for start in range(0, len(missing), _BATCH_POINTS // 2):
+                    _model_stack([_Model([(tone, missing[start : start + _BATCH_POINTS // 2])], request.kernel)])
+        return
     groups: dict[tuple[object, ...], list[Any]] = {}
     for i, request in enumerate(requests):
         key = request.kernel.key if request.kernel.key is not None else ("alone", i)
-        groups.setdefault((type(request), key, request.bins.size), []).append(request)
+        size = 0 if isinstance(request, _Model) else request.bins.size
+        groups.setdefault((type(request), key, size), []).append(request)
     for members in groups.values():
-        answer = _lsq_stack if isinstance(members[0], _Solve) else _grid_stack
+        answer: Callable[[list[Any]], None] = (
+            _lsq_stack if isinstance(members[0], _Solve) else _grid_stack if isinstance(members[0], _Grid) else _model_stack
+        )
         # In chunks of about _BATCH_POINTS kernel points: memory stays bounded whatever the number of searches.
         chunk: list[Any] = []
         points = 0
         for request in members:
             chunk.append(request)
-            points += 2 * request.bins.size * (request.deltas.size if isinstance(request, _Grid) else 1)
+            points += _points(request)
             if points >= _BATCH_POINTS:
                 answer(chunk)
                 chunk, points = [], 0
@@ -614,12 +690,25 @@ class _ToneFitter:
         kk = np.where(kk > self.n_fft // 2, self.n_fft - kk, kk)
         return self.scale[kk]
 
-    def residual(self, bins: np.ndarray, tones: list[_Tone]) -> np.ndarray:
+    def residual(self, bins: np.ndarray, tones: list[_Tone]) -> _Steps[np.ndarray]:
         """The observed spectrum at ``bins`` minus the model of every tone in ``tones``."""
+        yield from self.cache_models(tones, bins)
         y = self.observed(bins)
         for tone in tones:
             y = y - self.model(tone, bins)
         return y
+
+    def cache_models(self, tones: list[_Tone], bins: np.ndarray) -> _Steps[None]:
+        """Have the model of each of ``tones`` at ``bins`` in its cache: one :class:`_Model` request for the missing.
+
+        Nothing for a directly summed kernel (:meth:`model` evaluates it each time).
+        """
+        if self.kernel.coeffs is None:
+            return
+        wanted = bins.tolist()
+        todo = [(tone, missing) for tone in tones if (missing := [b for b in wanted if b not in tone.cache])]
+        if todo:
+            yield _Model(todo, self.kernel)
 
     def model(self, tone: _Tone, bins: np.ndarray) -> np.ndarray:
         """``tone.model`` at integer ``bins`` (shape (B,)), each bin evaluated once per tone and cached on it.
@@ -641,7 +730,8 @@ class _ToneFitter:
         """The exact-transform fit near bin ``k0`` on the residual of ``tones``, re-centred when on its edge."""
         for _ in range(_MAX_RECENTRE):
             bins = k0 + self.offsets
-            tone = yield from _fit_kernel(self.residual(bins, tones), bins, k0, float(self.half), self.n_grid, self.kernel)
+            y = yield from self.residual(bins, tones)
+            tone = yield from _fit_kernel(y, bins, k0, float(self.half), self.n_grid, self.kernel)
             if abs(tone.kappa - k0) < self.half * (1.0 - _EDGE_MARGIN):
                 break
             # The best fit is on the edge of the searched range: the maximum of
@@ -661,11 +751,11 @@ class _ToneFitter:
         if kind == "kernel":
             return _canonical((yield from self._kernel_fit(start, tones)), self.n_fft)
         if kind in ("quadratic-log", "peak-bin"):
-            y3 = self.residual(k_peak + np.arange(-1, 2), tones)
+            y3 = yield from self.residual(k_peak + np.arange(-1, 2), tones)
             return _canonical(_quadratic_log(y3, k_peak, self.kernel, lobe=kind == "quadratic-log"), self.n_fft)
         return self._bin(k_peak)
 
-    def plausible(self, tone: _Tone, k_peak: int, tones: list[_Tone]) -> bool:
+    def plausible(self, tone: _Tone, k_peak: int, tones: list[_Tone]) -> _Steps[bool]:
         """Whether an estimate stands, beside the (subtracted) ``tones``.
 
         It must be at least the minimum separation from each of them (else it
@@ -683,7 +773,8 @@ class _ToneFitter:
         near = abs(tone.kappa - self.canonical_bin(k_peak)) <= self.half
         if near and _amplitude(tone, self.n_fft) <= self.bound * largest * (1.0 + _BOUND_TOL):
             return True
-        y = self.residual(bins, tones)
+        y = yield from self.residual(bins, tones)
+        yield from self.cache_models([tone], bins)
         r = y - self.model(tone, bins)
         return float(np.vdot(r, r).real) <= _EXACT_FIT**2 * float(np.vdot(y, y).real)
 
@@ -705,7 +796,7 @@ class _ToneFitter:
             if self.collides(kc, tones, margin=self.reach(kind, start, k_peak)):
                 continue  # every estimate of this kind would collide: skip its cost
             tone = yield from self.estimate(kind, start, k_peak, tones)
-            if self.plausible(tone, k_peak, tones):
+            if (yield from self.plausible(tone, k_peak, tones)):
                 return tone, method
         return None
 
@@ -772,7 +863,7 @@ def _strongest_first(candidates: np.ndarray, amplitude: np.ndarray, k: int) -> I
         batch *= _BATCH_GROWTH
 
 
-def _residual_peak(fitter: _ToneFitter, k0: int, tones: list[_Tone], floor: float) -> int | None:
+def _residual_peak(fitter: _ToneFitter, k0: int, tones: list[_Tone], floor: float) -> _Steps[int | None]:
     """The bin (k0 - 1, k0 or k0 + 1) where the residual of ``tones`` still peaks above ``floor``, else None.
 
     None when the residual has no maximum there (the candidate was leakage of
@@ -780,7 +871,7 @@ def _residual_peak(fitter: _ToneFitter, k0: int, tones: list[_Tone], floor: floa
     the floor.
     """
     around = k0 + np.arange(-_RESIDUAL_REACH, _RESIDUAL_REACH + 1)
-    res_mag = np.abs(fitter.residual(around, tones))
+    res_mag = np.abs((yield from fitter.residual(around, tones)))
     # The residual's maximum within one bin of k0 (indices R-1..R+1 of ``around``, R = _RESIDUAL_REACH).
     centre = _RESIDUAL_REACH - 1 + int(np.argmax(res_mag[_RESIDUAL_REACH - 1 : _RESIDUAL_REACH + 2]))
     left, mid, right = res_mag[centre - 1 : centre + 2]
@@ -816,7 +907,7 @@ class _Selection:
             if k0 is None:
                 self.exhausted = True
                 break
-            k_new = _residual_peak(self.fitter, int(k0), self.tones, self.floor)
+            k_new = yield from _residual_peak(self.fitter, int(k0), self.tones, self.floor)
             if k_new is None or self.fitter.canonical_bin(k_new) in self.used:
                 continue
             found = yield from self.fitter.best(k_new, k_new, self.tones)
@@ -1018,7 +1109,7 @@ class PeakSearch:
         #: The peaks once the search has finished, else None.
         self.result: list[Peak] | None = None
         #: The request the search waits for, to be answered in place (None once finished).
-        self.request: _Solve | _Grid | None = None
+        self.request: _Solve | _Grid | _Model | None = None
         k, min_separation_hz = _check_arguments(spec, k, threshold_db, min_separation_hz, interpolation)
         scale = one_sided_weights(spec.n_fft) / spec.window_sum  # |X| -> amplitude, per bin
         raw_magnitude = np.abs(spec.X)

@@ -18,8 +18,10 @@ from audiokit.dsp.peaks import (
     _Kernel,
     _lsq_stack,
     _lstsq_stack,
+    _Model,
     _Solve,
     _solve_all,
+    _Tone,
     find_peaks,
     find_peaks_together,
 )
@@ -172,3 +174,16 @@ def test_lstsq_stack_is_lstsq_per_matrix():
     request = _Solve(y, bins, 10.3, kernel, np.concatenate([y.real, y.imag]))
     _lsq_stack([request])
     assert request.answer == _lsq_one(y, bins, 10.3, kernel)
+
+
+def test_batched_models_equal_each_tone_alone():
+    """_Model requests of many tones (two searches' worth) fill each cache with _Tone.model's own values."""
+    rng = np.random.default_rng(8)
+    kernel = _Kernel(get_window("hann", 535), 535)
+    tones = [_Tone(float(rng.uniform(0, 267)), complex(rng.standard_normal(), rng.standard_normal())) for _ in range(30)]
+    wanted = [np.arange(int(t.kappa) - 2, int(t.kappa) + 3) for t in tones]
+    requests = [_Model([(t, b.tolist()) for t, b in zip(tones[:15], wanted[:15])], kernel)]
+    requests.append(_Model([(t, b.tolist()) for t, b in zip(tones[15:], wanted[15:])], kernel))
+    _solve_all(requests)
+    for tone, bins in zip(tones, wanted):
+        assert [tone.cache[b] for b in bins.tolist()] == tone.model(kernel, bins).tolist()
