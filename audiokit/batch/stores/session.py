@@ -21,11 +21,13 @@ from typing import Any
 from ...errors import InputError, ParameterError
 from ...io.outdir import RemoteOut
 from ..inputs import InputItem
-from ..manifest import MANIFEST, latest_records, split_done
+from ..manifest import MANIFEST, latest_records, record_key, split_done
 from .description import DESCRIPTION, describe, read_description, store_plan, write_description
+from .headers import read_all
 from .index import INDEX, JOURNAL, StatsJournal, build_index, corpus_stats
 from .layout import SHAR, key_of, member_path, shard_number
-from .plan import PLAN, array_bytes, shard_plan, write_plan
+from .options import parse_shard_size
+from .plan import PLAN, array_bytes, read_plan, shard_plan, write_plan
 from .views import view_files, write_views
 from .work import StoreTask
 
@@ -60,6 +62,8 @@ class StoreSession:
                 self.clear(previous)
                 previous = None
                 latest = {}
+        if self.store.sr is None and not (previous and previous.get("sr")):  # the rate: every input's header
+            self._read_headers(items)
         sr = previous["sr"] if previous and previous.get("sr") else (self.store.sr or self._common_rate(items))
         from ...pipelines.timefreq import frame_geometry
 
@@ -71,6 +75,7 @@ class StoreSession:
         self.facts = self._facts(geometry.frame_shift, geometry.n_feats)
         tasks, done = self._tasks(items, latest, chunk, geometry, sr or 0)
         if self.store.sr is None and sr:
+            self._read_headers([i for t in tasks for i in t])
             self._refuse_other_rates([i for t in tasks for i in t], sr)
         if self._plan is not None:
             write_plan(self.out_dir, self._plan)
@@ -96,6 +101,9 @@ class StoreSession:
             )
             return [task(todo[i : i + chunk], None) for i in range(0, len(todo), chunk)], done
         itemsize = 2 if self.store.dtype == "float16" else 4
+        if parse_shard_size(self.store.shard_size)[0] != "utterances":  # packed by size: the new inputs' headers
+            planned = {record_key(m.id, m.path, m.segment) for members in read_plan(self.out_dir).values() for m in members}
+            self._read_headers([i for i in items if record_key(i.id, i.path, i.segment) not in planned])
 
         def estimate(item: InputItem) -> int:
             header = self._header(item)
@@ -163,16 +171,39 @@ class StoreSession:
     def _header(self, item: InputItem) -> tuple[int, int] | None:
         """``(sr, n_samples)`` of ``item`` as the job opens it (after ``--sr``), read once; None when it does not open
         (its task fails it with the reason)."""
+        key = self._key(item)
+        if key not in self._headers:
+            self._headers[key] = self._open_header(item)
+        return self._headers[key]
+
+    def _read_headers(self, items: list[InputItem]) -> None:
+        """Read the headers of the URL inputs at once (:func:`.headers.read_all`, :data:`.headers.WORKERS` in flight),
+        before the plan asks for them one by one: the same values, in input order, as the serial reads; local inputs
+        are read when asked, one after another (an open is a few µs there)."""
+        from ...io.remote import is_url
+
+        todo: dict[tuple[Any, ...], InputItem] = {}
+        for item in items:
+            key = self._key(item)
+            if key not in self._headers and key not in todo and item.problem is None and is_url(item.path):
+                todo[key] = item
+        for key, header in zip(todo, read_all(list(todo.values()), self._open_header), strict=True):
+            self._headers[key] = header
+
+    @staticmethod
+    def _key(item: InputItem) -> tuple[Any, ...]:
+        return (item.id, item.path, item.start, item.duration)
+
+    def _open_header(self, item: InputItem) -> tuple[int, int] | None:
+        """Open ``item`` and read its header; None when it does not open (or has a problem already)."""
         from ..jobs import input_options
 
-        key = (item.id, item.path, item.start, item.duration)
-        if key not in self._headers:
-            self._headers[key] = None
-            if item.problem is None:
-                with contextlib.suppress(Exception):
-                    with input_options(self.job, item).open(item.path) as source:
-                        self._headers[key] = (int(source.sr), int(source.n_samples))
-        return self._headers[key]
+        if item.problem is not None:
+            return None
+        with contextlib.suppress(Exception):
+            with input_options(self.job, item).open(item.path) as source:
+                return (int(source.sr), int(source.n_samples))
+        return None
 
     def _common_rate(self, items: list[InputItem]) -> int | None:
         """A new store's rate: the most common header rate of its inputs (ties: the first input's by id)."""
