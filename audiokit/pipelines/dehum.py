@@ -11,7 +11,7 @@ Conventions (also in README "audiokit dehum")
   ``normalize``.  Standard input is spooled by the reader, so it can be read
   several times.  Memory does not grow with the length of the input: the
   per-frame arrays of the analysis (~18 kB per second per channel) beyond
-  4 MiB each live in temporary files (:mod:`audiokit.dsp.hum.spill`, in
+  1 MiB each live in temporary files (:mod:`audiokit.dsp.hum.spill`, in
   ``TMPDIR``; no room there is exit 4).
 * Output: same rate, channels and subtype as the input unless ``subtype``;
   default path ``<stem>.dehum.wav`` beside the input.

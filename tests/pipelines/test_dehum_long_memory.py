@@ -88,7 +88,8 @@ def test_a_large_frame_array_lives_in_a_file_and_keeps_its_values_when_released(
     np.testing.assert_array_equal(big, values)
 
 
-def test_row_pieces_hold_whole_rows_within_the_budget():
+def test_row_pieces_hold_whole_rows_within_the_budget(monkeypatch):
+    monkeypatch.setattr(spill, "PIECE_BYTES", 2 << 20)
     n = 2_000_000 // 16  # frames of one 2 MB row
     assert spill.row_pieces(slice(16, 32), n) == [slice(i, i + 1) for i in range(16, 32)]
     assert spill.row_pieces(slice(0, 40), 1000) == [slice(0, 40)]  # 40 rows x 16 kB fit

@@ -154,7 +154,7 @@ The three analysis passes read the signal block by block; what is kept is
 per frame (1 s frames at 4 per second, 0.5 s frames at 8): ``channels × K``
 complex amplitudes, floors, weights, about 18 kB per second per channel at
 40 harmonics (4 h of mono: 260 MB in all).  An array of them larger than
-4 MiB lives in an unlinked temporary file (:mod:`~audiokit.dsp.hum.spill`;
+1 MiB lives in an unlinked temporary file (:mod:`~audiokit.dsp.hum.spill`;
 ``TMPDIR``), and every step walks the arrays a few rows -- or a block of
 frames -- at a time, dropping their pages after each piece: the resident
 memory does not grow with the length (4 h of 16 kHz mono: 181 MiB peak for

@@ -11,7 +11,7 @@ Each step takes the :class:`~audiokit.dsp.hum.state.AnalysisState` that passes 1
 The rows (channel, harmonic) are independent but for the phase refinement,
 which sums over them; they are handled :data:`_ROW_CHUNK` at a time, and for
 a long signal (more than 512 frames) a few rows of a chunk at a time
-(:func:`~audiokit.dsp.hum.spill.row_pieces`: at most 2 MiB of complex frames
+(:func:`~audiokit.dsp.hum.spill.row_pieces`: at most 512 KiB of complex frames
 each; the maths is row by row, and the refinement's sums over a chunk add its
 rows in the order one ``np.sum(axis=0)`` does), so that the temporaries stay
 small however long the signal.  The frame arrays may live in a temporary file

@@ -34,9 +34,9 @@ from ...errors import OutputError
 __all__ = ["PIECE_BYTES", "SPILL_BYTES", "frame_array", "is_spilled", "release", "row_pieces", "split_rows"]
 
 #: Arrays larger than this (bytes) live in a temporary file (:func:`frame_array`).
-SPILL_BYTES = 4 << 20
+SPILL_BYTES = 1 << 20
 #: Rows walked together hold at most this many bytes of complex128 per array (:func:`row_pieces`).
-PIECE_BYTES = 2 << 20
+PIECE_BYTES = 512 << 10
 
 _COMPLEX_BYTES = 16
 _UNSUPPORTED = {errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}  # posix_fallocate refused by the file system
