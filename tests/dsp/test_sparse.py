@@ -14,6 +14,7 @@ from audiokit.dsp.sparse import CsrMatrix
 sparse = pytest.importorskip("scipy.sparse")
 
 
+@pytest.mark.filterwarnings("ignore::audiokit.dsp.mel.DuplicateBandsWarning")  # 80 bands at n_fft 400, 16 kHz
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(
     "sr, n_fft, n_mels, norm",
