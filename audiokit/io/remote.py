@@ -380,6 +380,17 @@ def _cancel_abandoned_reads() -> None:
         asyncio.run_coroutine_threadsafe(cancel_others(), loop).result(timeout=2.0)
 
 
+def _quiet_orphaned_failures(loop: Any, context: dict[str, Any]) -> None:
+    """fsspec's I/O loop's exception handler: a connection failure of a task nobody awaits any more is dropped.
+
+    When the server goes away mid-upload, aiohttp's body-writing task fails with a connection error after the request
+    itself has failed (and been reported in the command's one line); asyncio's default handler would print "Task
+    exception was never retrieved" and a traceback on stderr.  Everything else goes to the default handler."""
+    if isinstance(context.get("exception"), OSError) and "never retrieved" in str(context.get("message", "")):
+        return
+    loop.default_exception_handler(context)
+
+
 _AT_EXIT = [False]
 
 
@@ -398,6 +409,9 @@ def _filesystem(url: str, options: Mapping[str, Any]) -> tuple[Any, str]:
     if not _AT_EXIT[0]:
         _AT_EXIT[0] = True
         atexit.register(_cancel_abandoned_reads)
+        from fsspec.asyn import get_loop
+
+        get_loop().set_exception_handler(_quiet_orphaned_failures)
     scheme = urlsplit(url).scheme
     try:
         fsspec.get_filesystem_class(scheme)

@@ -121,3 +121,21 @@ def test_store_batch_input_costs_one_head(s3_env, cli, tmp_path):
     assert code == 0, err
     for name in ("a", "b", "c"):
         assert _by_method(s3_env.server.log.requests, f"req-store/{name}.flac") == {"HEAD": 1, "GET": 2}
+
+
+def test_an_orphaned_connection_failure_on_fsspecs_loop_prints_nothing(capsys, caplog):
+    """The server gone mid-upload: aiohttp's body task fails after its request did; asyncio would print a traceback."""
+    import asyncio
+
+    from audiokit.io import remote
+
+    loop = asyncio.new_event_loop()
+    try:
+        orphan = {"message": "Task exception was never retrieved", "exception": ConnectionResetError("closing transport")}
+        remote._quiet_orphaned_failures(loop, orphan)
+        assert capsys.readouterr().err == "" and not caplog.records
+        other = {"message": "Task exception was never retrieved", "exception": ValueError("a bug")}
+        remote._quiet_orphaned_failures(loop, other)  # anything else: asyncio's default handler (the logger)
+        assert [r.name for r in caplog.records] == ["asyncio"] and "a bug" in caplog.text
+    finally:
+        loop.close()
