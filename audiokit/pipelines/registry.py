@@ -33,6 +33,7 @@ __all__ = [
     "Entry",
     "JobResult",
     "JobSpec",
+    "MemberGeometry",
     "SourceFacts",
     "batch_jobs",
     "command_table",
@@ -99,10 +100,46 @@ def no_outputs(options: Any, stem: str, png: bool) -> dict[str, str]:
 #: ``run(path, outputs, options, inputs) -> JobResult``: ``outputs`` maps an output kind (``"npy"``, ``"json"``,
 #: ``"png"``, ``"wav"``) to the absolute path to write.
 RunJob = Callable[[str, Mapping[str, str], Any, "InputOptions"], JobResult]
+
+
+@dataclass(frozen=True)
+class MemberGeometry:
+    """What every array a job writes into a corpus store has at one sample rate (the store's ``store.json`` and its
+    Lhotse manifests say it once): ``n_feats`` values per frame, one frame every ``hop_length`` samples.
+
+    Attributes
+    ----------
+    n_feats : int
+        Values per frame: the array of one utterance is ``(n_frames, n_feats)``.
+    hop_length : int
+        Samples between frames.
+    sr : int
+        Sample rate (Hz) of the inputs it was made for.
+    feature_type : str
+        The features' name in the Lhotse manifests (``"kaldi-fbank"``, ``"audiokit-mel"``, ``"audiokit-pitch-pyin"``).
+    channel : int, "mix" or None
+        The channel analysed: ``--channel N``, ``"mix"`` (the channels mixed), None (every input must be mono).
+    """
+
+    n_feats: int
+    hop_length: int
+    sr: int
+    feature_type: str
+    channel: int | str | None
+
+    @property
+    def frame_shift(self) -> float:
+        """Seconds between frames, ``hop_length / sr``."""
+        return self.hop_length / self.sr
+
+
 #: ``run_member(path, options, inputs, open_member, describe) -> JobResult``: the job's array, time-major, into a
 #: corpus store's member (``open_member(n_frames, n_feats)`` gives its sink; :mod:`audiokit.io.members`); with
 #: ``describe``, the result's ``sidecar`` too (a store needs it once).
 RunMember = Callable[[str, Any, "InputOptions", Callable[[int, int], Any], bool], JobResult]
+#: ``member_geometry(options, sr) -> MemberGeometry``: the arrays ``run_member`` writes at ``sr`` Hz (reads no input;
+#: ParameterError, exit 2, when the options do not fit the rate).
+MemberGeometryOf = Callable[[Any, int], MemberGeometry]
 
 
 @dataclass(frozen=True)
@@ -129,8 +166,10 @@ class JobSpec:
     reports : bool
         The job returns a JSON report per input (``audiokit batch`` appends it to ``results.jsonl``).
     run_member : callable or None
-        For a job whose output is one real array per input (``mel``, ``mfcc``, ``spectrogram``): the run into a
-        corpus store (``--store npy|shards|kaldi|parquet``; see :data:`RunMember`); None for the others.
+        For a job whose output is one real array per input (``mel``, ``mfcc``, ``spectrogram``, ``pitch``): the run
+        into a corpus store (``--store npy|shards|kaldi|parquet``; see :data:`RunMember`); None for the others.
+    member_geometry : callable or None
+        With ``run_member`` (and only then): the :class:`MemberGeometry` of its arrays (see :data:`MemberGeometryOf`).
     """
 
     name: str
@@ -141,6 +180,11 @@ class JobSpec:
     draws: bool = False
     reports: bool = False
     run_member: RunMember | None = None
+    member_geometry: MemberGeometryOf | None = None
+
+    def __post_init__(self) -> None:
+        if (self.run_member is None) != (self.member_geometry is None):
+            raise TypeError(f"JobSpec {self.name!r}: run_member and member_geometry go together")
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from ..io.npy import NpyFrameWriter, sidecar_path, write_sidecar
 from ..io.reader import BLOCK_SAMPLES
 from .params import InputOptions, check_channel_of, check_figure_path, choice, duration_samples
 from .progress import SILENT, Reporter
-from .registry import SourceFacts
+from .registry import MemberGeometry, SourceFacts
 from .stft_frontend import StftFrontEnd, mel_bank, pick_channels
 from .timefreq_options import (
     PAD_MODES,
@@ -60,8 +60,7 @@ __all__ = [
     "WHISPER_SR",
     "default_outputs",
     "filterbank_job",
-    "frame_geometry",
-    "FrameGeometry",
+    "member_geometry",
     "parse_ref",
     "pick_channels",
     "run_timefreq",
@@ -195,28 +194,29 @@ def _run_member(
     return TimeFreqResult(written=[], png_to_stdout=False, shape=shape, source=SourceFacts.of(opened), sidecar=sidecar)
 
 
-@dataclass(frozen=True)
-class FrameGeometry:
-    """What every array of a job has at one sample rate: ``n_feats`` rows per frame, one frame every ``hop_length``
-    samples (``frame_shift = hop_length / sr`` seconds), ``plan`` the sidecar an array of it would have (per-input
-    keys describe a 10 s stand-in)."""
+def member_geometry(options: TimeFreqOptions | FeatureOptions, sr: int, command: str) -> MemberGeometry:
+    """The :class:`~audiokit.pipelines.registry.MemberGeometry` of a store's arrays of job ``command``
+    (``spectrogram``, ``mel``, ``mfcc``) with ``options`` on inputs at ``sr`` Hz (reads no input).
 
-    n_feats: int
-    hop_length: int
-    sr: int
-
-    @property
-    def frame_shift(self) -> float:
-        """Seconds between frames, ``hop_length / sr``."""
-        return self.hop_length / self.sr
-
-
-def frame_geometry(options: TimeFreqOptions | FeatureOptions, sr: int) -> FrameGeometry:
-    """The :class:`FrameGeometry` of a one-channel run of ``options`` on inputs at ``sr`` Hz (reads no input)."""
+    ``n_feats`` and ``hop_length`` are those of a one-channel run; ``feature_type`` is ``kaldi-fbank`` /
+    ``kaldi-mfcc`` under ``--compat kaldi`` (Lhotse's names of the same features), else ``audiokit-<command>``;
+    ``channel`` is ``--channel N``, ``"mix"`` for ``--mix``, or None.
+    """
     parsed = FeatureOptions.of(options).check()
     stand_in = _StandIn(sr)
     job = _Job(parsed, stand_in, cast("AudioSource", stand_in), "float32")
-    return FrameGeometry(n_feats=job.rows, hop_length=int(job.frontend.hop_length), sr=sr)
+    o = parsed.options
+    if o.is_kaldi:
+        feature_type = "kaldi-fbank" if o.kind == "mel" else "kaldi-mfcc"
+    else:
+        feature_type = f"audiokit-{command}"
+    return MemberGeometry(
+        n_feats=job.rows,
+        hop_length=int(job.frontend.hop_length),
+        sr=sr,
+        feature_type=feature_type,
+        channel="mix" if parsed.tf.mix else parsed.tf.channel,
+    )
 
 
 class _StandIn:

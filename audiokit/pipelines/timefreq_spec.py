@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .params import InputOptions, check_syntax
-from .registry import JobResult, JobSpec
-from .timefreq import FeatureOptions, TimeFreqOptions, run_timefreq
+from .registry import JobResult, JobSpec, MemberGeometry
+from .timefreq import FeatureOptions, TimeFreqOptions, member_geometry, run_timefreq
 
 __all__ = ["MEL_SPEC", "MFCC_SPEC", "SPECTROGRAM_SPEC", "check_options"]
 
@@ -44,8 +44,18 @@ def _spec(name: str, options_type: type) -> JobSpec:
         assert result.source is not None
         return JobResult(result.source, shape=result.shape, sidecar=result.sidecar)
 
+    def geometry(options: Any, sr: int) -> MemberGeometry:
+        return member_geometry(options, sr, name)
+
     return JobSpec(
-        name=name, options=options_type, check=check_options, outputs=outputs, run=run, draws=True, run_member=run_member
+        name=name,
+        options=options_type,
+        check=check_options,
+        outputs=outputs,
+        run=run,
+        draws=True,
+        run_member=run_member,
+        member_geometry=geometry,
     )
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from ...errors import InputError, ParameterError
 from ...io.outdir import RemoteOut
+from ...pipelines.registry import MemberGeometry
 from ..inputs import InputItem
 from ..manifest import MANIFEST, latest_records, record_key, split_done
 from .description import DESCRIPTION, describe, read_description, store_plan, write_description
@@ -65,14 +66,12 @@ class StoreSession:
         if self.store.sr is None and not (previous and previous.get("sr")):  # the rate: every input's header
             self._read_headers(items)
         sr = previous["sr"] if previous and previous.get("sr") else (self.store.sr or self._common_rate(items))
-        from ...pipelines.timefreq import frame_geometry
-
-        geometry = frame_geometry(self.job.options, sr or 16000)
+        geometry = self._geometry(sr or 16000)
         plan = previous.get("plan") if previous else None
         self.description = describe(
             self.job, self.fingerprint, sr=sr, n_feats=geometry.n_feats, hop_length=geometry.hop_length, plan=plan
         )
-        self.facts = self._facts(geometry.frame_shift, geometry.n_feats)
+        self.facts = self._facts(geometry)
         tasks, done = self._tasks(items, latest, chunk, geometry, sr or 0)
         if self.store.sr is None and sr:
             self._read_headers([i for t in tasks for i in t])
@@ -84,7 +83,12 @@ class StoreSession:
         return tasks, done
 
     def _tasks(
-        self, items: list[InputItem], latest: dict[tuple[str, str, str], dict[str, Any]], chunk: int, geometry: Any, sr: int
+        self,
+        items: list[InputItem],
+        latest: dict[tuple[str, str, str], dict[str, Any]],
+        chunk: int,
+        geometry: MemberGeometry,
+        sr: int,
     ) -> tuple[list[StoreTask], list[InputItem]]:
         def task(members: list[InputItem], shard: int | None) -> StoreTask:
             return StoreTask(tuple(members), shard, geometry.n_feats, sr, self.facts)
@@ -226,22 +230,20 @@ class StoreSession:
                 item.path,
             )
 
-    def _facts(self, frame_shift: float, n_feats: int) -> dict[str, Any]:
-        from ...pipelines.timefreq import FeatureOptions
+    def _geometry(self, sr: int) -> MemberGeometry:
+        """The job's :class:`~audiokit.pipelines.registry.MemberGeometry` at ``sr`` Hz (its spec's hook)."""
+        of = self.job.spec.member_geometry
+        assert of is not None, "a store runs jobs with run_member (checked by batch.jobs.validate)"
+        return of(self.job.options, sr)
 
-        parsed = FeatureOptions.of(self.job.options).check()
-        o = parsed.options
-        if o.is_kaldi:
-            feature_type = "kaldi-fbank" if o.kind == "mel" else "kaldi-mfcc"
-        else:
-            feature_type = f"audiokit-{self.job.command}"
-        channel = "mix" if parsed.tf.mix else parsed.tf.channel
+    def _facts(self, geometry: MemberGeometry) -> dict[str, Any]:
+        """Store-level facts for the Lhotse manifests (:class:`~.work.StoreTask`)."""
         return {
-            "frame_shift": frame_shift,
-            "n_feats": n_feats,
+            "frame_shift": geometry.frame_shift,
+            "n_feats": geometry.n_feats,
             "dtype": self.store.dtype,
-            "feature_type": feature_type,
-            "channel": channel,
+            "feature_type": geometry.feature_type,
+            "channel": geometry.channel,
         }
 
     def folders(self, tasks: list[StoreTask]) -> set[str]:
