@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
-from collections.abc import Mapping
-from typing import Annotated, Any, Optional
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Optional, TypeVar, cast
 
 import typer
 
@@ -39,6 +40,34 @@ RawChannels = Annotated[
 FixNonFinite = Annotated[
     bool, typer.Option("--fix-nonfinite", help="Replace NaN/Inf samples with 0 instead of refusing the file.")
 ]
+#: The shared input options (what :func:`inputs_from` reads), as :func:`reads_audio` appends them to a command.
+INPUT_OPTIONS = (
+    inspect.Parameter("rate", inspect.Parameter.KEYWORD_ONLY, annotation=RawRate, default=None),
+    inspect.Parameter("fmt", inspect.Parameter.KEYWORD_ONLY, annotation=RawFormatOpt, default=None),
+    inspect.Parameter("channels", inspect.Parameter.KEYWORD_ONLY, annotation=RawChannels, default=None),
+    inspect.Parameter("fix_nonfinite", inspect.Parameter.KEYWORD_ONLY, annotation=FixNonFinite, default=False),
+)
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def reads_audio(command: Command) -> Command:
+    """``command`` declaring the shared input options (:data:`INPUT_OPTIONS`: ``--rate``, ``--format``,
+    ``--channels`` of raw PCM and ``--fix-nonfinite``) after its own parameters, as every command that reads audio
+    lists them.
+
+    ``command`` takes them as ``**raw`` (its only variadic parameter) and hands that to :func:`inputs_from`; its
+    signature, what Typer and ``audiokit batch`` read, names them one by one instead.
+    """
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    if len(own) != len(signature.parameters) - 1:
+        raise TypeError(f"{command.__name__} must take the input options as **raw")
+    parameters = [*own, *INPUT_OPTIONS]
+    cast(Any, command).__signature__ = signature.replace(parameters=parameters)  # read by Typer and audiokit batch
+    command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": signature.return_annotation}
+    return command
+
+
 Channel = Annotated[
     Optional[int],
     typer.Option(

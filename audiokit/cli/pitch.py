@@ -11,18 +11,7 @@ from ..errors import ParameterError
 from ..io.npy import sidecar_path
 from ..pipelines.pitch import PitchOptions, check_options, pitch_file
 from . import console
-from .options import (
-    FixNonFinite,
-    JsonLinesPerFile,
-    JsonPerFile,
-    RawChannels,
-    RawFormatOpt,
-    RawRate,
-    inputs_from,
-    print_paths,
-    refuse_terminal,
-    reporter,
-)
+from .options import JsonLinesPerFile, JsonPerFile, inputs_from, print_paths, reads_audio, refuse_terminal, reporter
 from .reports import check_json_flags, report_each
 from .stft_options import Size
 
@@ -63,6 +52,7 @@ def _print_table(report: dict) -> None:
     console.print_table(head, ["field", "value", "note"], rows)
 
 
+@reads_audio
 def pitch_command(
     files: Annotated[list[str], typer.Argument(help="Audio files (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     method: Annotated[str, typer.Option("--method", help="pyin (HMM voicing, librosa.pyin) or yin (librosa.yin).")] = "pyin",
@@ -91,10 +81,7 @@ def pitch_command(
         bool, typer.Option("--log-freq", help="PNG: logarithmic frequency axis.", rich_help_panel=OUT_PANEL)
     ] = False,
     size: Size = "1200x500",
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """Fundamental frequency (f0) by pYIN or YIN: equal to librosa 0.11's, streamed.
 
@@ -123,7 +110,7 @@ def pitch_command(
     refuse_terminal(output, "PNG")
     options = options_from(params)
     check_options(options)
-    inputs = inputs_from(params)
+    inputs = inputs_from(raw)
 
     def measure(path: str) -> dict:
         return pitch_file(path, options, npy=npy, png=output, inputs=inputs, reporter=reporter()).report or {}

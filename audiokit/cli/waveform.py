@@ -11,18 +11,7 @@ import typer
 from ..errors import ParameterError
 from ..pipelines.waveform import WaveformOptions, check_options, waveform_file
 from . import console
-from .options import (
-    Channel,
-    FixNonFinite,
-    Json,
-    RawChannels,
-    RawFormatOpt,
-    RawRate,
-    inputs_from,
-    print_paths,
-    refuse_terminal,
-    reporter,
-)
+from .options import Channel, Json, inputs_from, print_paths, reads_audio, refuse_terminal, reporter
 from .stft_options import Size
 
 OUT_PANEL = "Output"
@@ -53,6 +42,7 @@ def _print_table(report: dict) -> None:
     console.print_table(head, ["channel", "min", "max", "peak dBFS", "clipped", "clipped columns"], rows)
 
 
+@reads_audio
 def waveform_command(
     file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     output: Annotated[
@@ -72,10 +62,7 @@ def waveform_command(
     size: Size = "1200x500",
     channel: Channel = None,
     json_out: Json = False,
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """Waveform PNG: the min/max envelope per pixel column of each channel, clipped samples in red.
 
@@ -97,7 +84,7 @@ def waveform_command(
     refuse_terminal(output, "PNG")
     options = options_from(params)
     check_options(options)
-    report = waveform_file(file, options, png=output, inputs=inputs_from(params), reporter=reporter()).report or {}
+    report = waveform_file(file, options, png=output, inputs=inputs_from(raw), reporter=reporter()).report or {}
     written = [output] if output not in (None, "-") else []
     if json_out:
         print(json.dumps(report, indent=2))
