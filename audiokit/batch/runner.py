@@ -324,7 +324,8 @@ def _default_chunk(n_tasks_inputs: int, workers: int) -> int:
 
 
 class _Recorder:
-    """Writes the records the workers return: ``results.jsonl`` first, then the manifest line."""
+    """Writes the records the workers return: ``results.jsonl`` first, then the manifest line (a store run of a
+    reporting job, ``batch pitch --store K``: the report is the line's ``result``; no ``results.jsonl``)."""
 
     def __init__(
         self,
@@ -349,7 +350,7 @@ class _Recorder:
         if self.session is not None:
             self.session.take(record)
         result = record.pop("result", None)
-        if record.get("status") == "ok" and self.job.spec.reports:
+        if record.get("status") == "ok" and self.job.spec.reports and self.session is None:
             text = json.dumps({"id": record["id"], **(result or {})}, separators=(", ", ": ")) + "\n"
             try:
                 with open(self.results_path, "a", encoding="utf-8") as fh:
@@ -357,6 +358,8 @@ class _Recorder:
             except OSError as exc:
                 raise OutputError(f"cannot write the results: {describe_os_error(exc)}", self.results_path) from exc
         line = {key: record.get(key) for key in self.keys}
+        if self.session is not None and self.job.spec.reports:  # a store's report: in its manifest line (a bucket too)
+            line["result"] = result
         line.update(command=self.job.command, fingerprint=self.fingerprint, finished=utc_now())
         with signals_held():  # an interrupted run's counts are its lines
             self.manifest.append(line)

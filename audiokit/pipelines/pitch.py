@@ -5,6 +5,11 @@ the input, mixes its channels to mono (the mean of the channels), feeds the trac
 STFT of the same framing (max-pooled to the figure's width as it streams), and turns the result into the report,
 the ``--npy`` rows and the PNG.
 
+In a corpus store (``audiokit batch pitch --store npy|shards|kaldi|parquet``, :func:`pitch_member`) one utterance
+is a time-major ``(n_frames, 3)`` float32 array of the columns :data:`MEMBER_COLUMNS` -- the ``--npy`` rows 1..3
+(``f0_hz``, ``voiced_flag``, ``voiced_prob``) cast to float32; the time is implicit (frame ``m`` at
+``m * hop / sr``), as in every store.
+
 Options as typed: ``--fmin 65Hz --fmax 2093Hz`` (C2..C7, librosa's recommendation), ``--win 64ms`` (the frame,
 rounded to samples at the input's rate), ``--hop`` (default a quarter of the frame, librosa's rule: 16 ms).  Frames
 are centred: frame ``m`` is centred on sample ``m * hop`` (time ``m * hop / sr``), with ``win // 2`` zeros before
@@ -14,7 +19,7 @@ the first sample and after the last.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,13 +34,26 @@ from ..io.reader import BLOCK_SAMPLES
 from ..units import parse_duration
 from .params import InputOptions, check_figure_path, choice, duration_samples, finite_or_none, frequency_hz, option_error
 from .progress import SILENT, Reporter
-from .registry import JobResult, JobSpec, SourceFacts
+from .registry import JobResult, JobSpec, MemberGeometry, SourceFacts
 
-__all__ = ["METHODS", "PITCH_SPEC", "PitchOptions", "check_options", "pitch_file"]
+__all__ = [
+    "MEMBER_COLUMNS",
+    "METHODS",
+    "PITCH_SPEC",
+    "PitchOptions",
+    "check_options",
+    "member_geometry",
+    "pitch_file",
+    "pitch_member",
+]
 
 METHODS = ("pyin", "yin")
 #: The ``--npy`` rows, in order.
 ROWS = ("time_s", "f0_hz", "voiced_flag", "voiced_prob")
+#: The columns of a corpus store's ``(n_frames, 3)`` array: ``ROWS[1:]`` (the time is ``m * hop_length / sr``).
+MEMBER_COLUMNS = ROWS[1:]
+#: Frames cast and written to a store's member at a time (``MEMBER_CHUNK x 3`` float64: 1.5 MiB).
+MEMBER_CHUNK = 65536
 
 
 @dataclass(frozen=True)
@@ -194,30 +212,96 @@ def pitch_file(
 ) -> JobResult:
     """Track the f0 of ``path`` (its report in ``.report``); write the ``npy`` rows (+ sidecar) and the ``png``."""
     check_options(options)
-    method = options.method_name
     with inputs.open(path) as source:
         _check_outputs(path, png, npy)
-        model = options.model(int(source.sr))
-        tracker = PitchTracker(model, method, trough_threshold=float(options.threshold))
-        picture = _SpectrogramStream(model, source.n_samples, options.size) if png is not None else None
-        dtype = "float64" if source.subtype in ("PCM_32", "DOUBLE") else "float32"
-        with reporter.progress(f"pitch {source.name}", source.n_samples) as advance:
-            for block in source.blocks(4 * BLOCK_SAMPLES, dtype=dtype):
-                mono = block[0] if block.shape[0] == 1 else block.mean(axis=0)
-                tracker.push(mono)
-                if picture is not None:
-                    picture.push(mono)
-                advance(block.shape[1])
-        f0, voiced, prob = tracker.finish(fill_na=0.0)
-        track = PitchTrack(model.geometry.times(f0.size), np.where(voiced, f0, 0.0), voiced, prob)
-        report = _report(track, source.name, source, model, method)
+        model, track, picture = _track(source, options, reporter, png is not None)
+        report = _report(track, source.name, source, model, options.method_name)
         with outputs_together():
             if npy is not None:
                 rows = np.stack([track.times, track.f0, track.voiced.astype(np.float64), track.prob])
-                save_npy(npy, rows, _sidecar(report, f0.size))
+                save_npy(npy, rows, _sidecar(report, track.f0.size))
             if png is not None and picture is not None:
                 _draw(png, picture, track, report, options)
-    return JobResult(SourceFacts.of(source), shape=(len(ROWS), int(f0.size)), report=report)
+    return JobResult(SourceFacts.of(source), shape=(len(ROWS), int(track.f0.size)), report=report)
+
+
+def pitch_member(
+    path: str,
+    options: PitchOptions,
+    inputs: InputOptions,
+    open_member: Callable[[int, int], Any],
+    describe: bool,
+) -> JobResult:
+    """Track the f0 of ``path`` into a corpus store's member (``PITCH_SPEC.run_member``).
+
+    The member is ``open_member(n_frames, 3)``; its rows are the frames, its columns :data:`MEMBER_COLUMNS`, the
+    values those of the single-file ``--npy`` rows 1..3, written :data:`MEMBER_CHUNK` frames at a time (the store's
+    sink casts them to float32).  The result has the report (what ``--json`` prints) and, with ``describe``, the
+    sidecar of the store's arrays (:func:`_member_sidecar`).
+    """
+    check_options(options)
+    with inputs.open(path) as source:
+        model, track, _ = _track(source, options, SILENT, False)
+        report = _report(track, source.name, source, model, options.method_name)
+        n_frames = int(track.f0.size)
+        sink = open_member(n_frames, len(MEMBER_COLUMNS))
+        for start in range(0, n_frames, MEMBER_CHUNK):
+            part = slice(start, start + MEMBER_CHUNK)
+            sink.write(np.stack([track.f0[part], track.voiced[part].astype(np.float64), track.prob[part]], axis=1))
+    sidecar = _member_sidecar(report) if describe else None
+    return JobResult(SourceFacts.of(source), shape=(len(MEMBER_COLUMNS), n_frames), report=report, sidecar=sidecar)
+
+
+def _track(
+    source: Any, options: PitchOptions, reporter: Reporter, picture: bool
+) -> tuple[PyinModel, PitchTrack, _SpectrogramStream | None]:
+    """Stream ``source`` (opened) through the tracker, channels mixed by their mean; the model, the track (f0 0 Hz
+    where unvoiced) and, with ``picture``, the pooled spectrogram of the figure."""
+    model = options.model(int(source.sr))
+    tracker = PitchTracker(model, options.method_name, trough_threshold=float(options.threshold))
+    stream = _SpectrogramStream(model, source.n_samples, options.size) if picture else None
+    dtype = "float64" if source.subtype in ("PCM_32", "DOUBLE") else "float32"
+    with reporter.progress(f"pitch {source.name}", source.n_samples) as advance:
+        for block in source.blocks(4 * BLOCK_SAMPLES, dtype=dtype):
+            mono = block[0] if block.shape[0] == 1 else block.mean(axis=0)
+            tracker.push(mono)
+            if stream is not None:
+                stream.push(mono)
+            advance(block.shape[1])
+    f0, voiced, prob = tracker.finish(fill_na=0.0)
+    return model, PitchTrack(model.geometry.times(f0.size), np.where(voiced, f0, 0.0), voiced, prob), stream
+
+
+def _member_sidecar(report: dict[str, Any]) -> dict[str, Any]:
+    """The sidecar of a store's pitch arrays (``store.json``'s ``plan``): the single-file one, with the store's
+    time-major columns instead of the ``.npy`` rows."""
+    sidecar = _sidecar(report, 0)
+    for key in ("path", "shape", "rows", "time_s"):  # per input, or the .npy's layout
+        sidecar.pop(key)
+    sidecar.update(
+        dtype="float32",
+        layout="(n_frames, n_feats)",
+        columns=list(MEMBER_COLUMNS),
+        frame_time_s={
+            "formula": "row m is frame m, centred on sample m * hop_length: m * hop_length / sr (not stored)",
+            "first": 0.0,
+            "step": report["hop_length"] / report["sr"],
+        },
+    )
+    return sidecar
+
+
+def member_geometry(options: PitchOptions, sr: int) -> MemberGeometry:
+    """The store arrays of ``options`` at ``sr`` Hz: 3 columns, the pitch hop, ``feature_type``
+    ``audiokit-pitch-pyin`` / ``audiokit-pitch-yin``, channel ``"mix"`` (the mean of the channels)."""
+    model = options.model(sr)
+    return MemberGeometry(
+        n_feats=len(MEMBER_COLUMNS),
+        hop_length=int(model.geometry.hop_length),
+        sr=sr,
+        feature_type=f"audiokit-pitch-{options.method_name}",
+        channel="mix",
+    )
 
 
 class _SpectrogramStream:
@@ -276,7 +360,16 @@ def _run(path: str, outputs: Mapping[str, str], options: PitchOptions, inputs: I
     return pitch_file(path, options, npy=outputs.get("npy"), png=outputs.get("png"), inputs=inputs)
 
 
-#: The registry's spec of ``pitch`` (:mod:`audiokit.pipelines.registry`): rows + sidecar and a report per input.
+#: The registry's spec of ``pitch`` (:mod:`audiokit.pipelines.registry`): rows + sidecar and a report per input, or
+#: a corpus store's ``(n_frames, 3)`` arrays (:func:`pitch_member`, :func:`member_geometry`).
 PITCH_SPEC = JobSpec(
-    name="pitch", options=PitchOptions, check=check_options, outputs=_outputs, run=_run, draws=True, reports=True
+    name="pitch",
+    options=PitchOptions,
+    check=check_options,
+    outputs=_outputs,
+    run=_run,
+    draws=True,
+    reports=True,
+    run_member=pitch_member,
+    member_geometry=member_geometry,
 )

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...errors import AudiokitError, InputError, OutputError
 from ...io.atomic import describe_os_error
-from ...io.remote import is_url
+from ...io.remote import display_url, is_url
 from ..inputs import InputItem
 from .layout import absolute, cuts_file, key_of, member_path, open_container, shard_file, utf8_text
 
@@ -117,20 +117,15 @@ def _utterance(
                 )
             n_frames = int(result.shape[-1])
             file_sr, file_samples = _file_facts(item, job.store.sr)
-            record = {
-                "id": utf8_text(item.id),
+            fields = {
                 "key": key,
-                "source": utf8_text(item.path),
-                "start": item.start,
-                "duration": result.source.duration,
-                "sr": result.source.sr,
-                "n_frames": n_frames,
-                "speaker": utf8_text(speaker),
-                "channels": result.source.channels,
-                "source_sr": file_sr,
-                "source_n_samples": file_samples,
+                "speaker": speaker,
+                "file_sr": file_sr,
+                "file_samples": file_samples,
+                "shape": [n_frames, task.n_feats],
             }
-            location = container.end(_member_meta(store.kind, record, task.facts))
+            described = lhotse_record(_manifest_view(item, result, fields))
+            fields["location"] = container.end(_member_meta(store.kind, described, task.facts))
         except BaseException:
             if taps:
                 container.drop()
@@ -138,20 +133,27 @@ def _utterance(
         tap = taps[0]
         if result.sidecar is not None:
             describing[0] = False
-        fields = {
-            "key": key,
-            "speaker": speaker,
-            "file_sr": file_sr,
-            "file_samples": file_samples,
-            "location": location,
-            "shape": [n_frames, task.n_feats],
-            "stats": (tap.count, tap.sums, tap.squares),
-            "plan": result.sidecar,
-            **extra,
-        }
+        fields.update(stats=(tap.count, tap.sums, tap.squares), plan=result.sidecar, **extra)
+        if spec.reports:  # the per-utterance report: the manifest line's "result" (batch.runner)
+            fields["result"] = result.report
         return result, fields
 
     return attempt(job, item, call)
+
+
+def _manifest_view(item: InputItem, result: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """The manifest fields :func:`lhotse_record` reads, as :func:`audiokit.batch.jobs.attempt` will record them
+    (``path`` without a URL's credentials), before the record exists: the member's metadata and the Lhotse views
+    are built from the same record by the same function."""
+    return {
+        "id": item.id,
+        "path": display_url(item.path) if is_url(item.path) else item.path,
+        "segment": item.segment,
+        "duration": result.source.duration,
+        "sr": result.source.sr,
+        "channels": result.source.channels,
+        **fields,
+    }
 
 
 def _file_facts(item: InputItem, resampled_to: int | None) -> tuple[int | None, int | None]:
