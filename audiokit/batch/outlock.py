@@ -27,6 +27,7 @@ import time
 from typing import Any
 
 from ..errors import OutputError
+from ..io.atomic import pid_alive
 from ..io.outdir import ObjectStoreError, RemoteOut
 from .manifest import LOCK
 
@@ -39,16 +40,6 @@ _HELD: set[str] = set()
 def run_id() -> str:
     """A new run's id: UTC time (sortable, so manifest parts sort in run order) and 8 random hex digits."""
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(4)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class ObjectLock:
@@ -106,7 +97,7 @@ class ObjectLock:
             return False
         if pid == os.getpid():
             return holder.get("run") not in _HELD
-        return not _alive(pid)
+        return not pid_alive(pid)
 
     def _refusal(self, holder: dict[str, Any] | None) -> str:
         who = ""

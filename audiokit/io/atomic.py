@@ -242,8 +242,13 @@ def outputs_together() -> Iterator[None]:
         raise
 
 
-def _alive(pid: int) -> bool:
-    """True when a process ``pid`` exists (or we may not signal it)."""
+def pid_alive(pid: int) -> bool:
+    """True when a process ``pid`` exists on this host (or exists and we may not signal it: ``EPERM``).
+
+    ``os.kill(pid, 0)`` sends no signal, only checks; a zombie (dead, not yet reaped) counts as alive.  The one
+    check behind every "is the process that left this still running?" of audiokit: temp files, staging folders, the
+    lock object of a remote batch.
+    """
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -271,7 +276,7 @@ def remove_stale_temps(folder: Path) -> list[Path]:
         return removed
     for entry in entries:
         match = _TEMP_PID.search(entry.name)
-        if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
+        if match and int(match.group(1)) != os.getpid() and not pid_alive(int(match.group(1))):
             with contextlib.suppress(OSError):
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))

@@ -29,7 +29,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import OutputError
-from .remote import _filesystem, display_url, redact, remote_error
+from .atomic import pid_alive
+from .remote import display_url, failure_reason, filesystem, filesystem_options, redact
 
 __all__ = ["RemoteOut", "ObjectStoreError", "STAGING_PREFIX", "new_staging_folder", "staging_folder", "sweep_staging_folders"]
 
@@ -63,7 +64,7 @@ class RemoteOut:
     def __init__(self, url: str, options: Mapping[str, Any] | None = None) -> None:
         self.root = display_url(url.rstrip("/"))
         self.url = url.rstrip("/")
-        self.options = {k: v for k, v in (options or {}).items() if k not in ("block_size", "cache_type")}
+        self.options = filesystem_options(options)
         self._fs: Any = None
         self._base = ""
         self._listed: set[str] | None = None
@@ -73,7 +74,7 @@ class RemoteOut:
     def fs(self) -> Any:
         """fsspec's filesystem of the prefix (made on first use; ParameterError when fsspec/s3fs is missing)."""
         if self._fs is None:
-            self._fs, self._base = _filesystem(self.url, self.options)
+            self._fs, self._base = filesystem(self.url, self.options)
             self._base = self._base.rstrip("/")
         return self._fs
 
@@ -91,7 +92,7 @@ class RemoteOut:
         if isinstance(exc, FileNotFoundError) and doing != "read":
             reason = "no such bucket"
         else:
-            reason = remote_error(exc, self.url_of(name), self.options).reason
+            reason = failure_reason(exc, self.options)
         return ObjectStoreError(redact(f"cannot {doing}: {reason}", self.options), self.url_of(name))
 
     # ------------------------------------------------------------------ reading
@@ -232,9 +233,7 @@ def staging_folder() -> Iterator[str]:
 
 def _running(pid: int) -> bool:
     """True when process ``pid`` exists and is not a zombie (killed, not yet reaped: it writes nothing more)."""
-    from .atomic import _alive
-
-    if not _alive(pid):
+    if not pid_alive(pid):
         return False
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:

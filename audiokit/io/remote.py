@@ -53,7 +53,9 @@ __all__ = [
     "EXTRA_HINT",
     "RemoteFile",
     "display_url",
+    "failure_reason",
     "filesystem",
+    "filesystem_options",
     "info_mtime_ns",
     "is_url",
     "list_prefix",
@@ -306,8 +308,25 @@ def _connection_failure(exc: BaseException) -> BaseException | None:
     return None
 
 
-def remote_error(exc: BaseException, name: str, options: Mapping[str, Any], *, reading: bool = False) -> InputError:
-    """The one-line :class:`~audiokit.errors.InputError` for a failure of the transport on URL ``name``."""
+def failure_reason(exc: BaseException, options: Mapping[str, Any], *, reading: bool = False) -> str:
+    """The one-line reason of a failed request of the transport, credentials redacted.
+
+    Parameters
+    ----------
+    exc : BaseException
+        What fsspec, s3fs, botocore or aiohttp raised.
+    options : mapping
+        The storage options of the request: their credentials are hidden from the reason (:func:`redact`).
+    reading : bool
+        The request was a read of an open object (``read failed (...)``), not the opening of one
+        (``cannot open (...)``): the wording of a failure that is none of the known ones (unreachable server,
+        no such object, access denied, no credentials ...).
+
+    Returns
+    -------
+    str
+        One line, no URL (the caller names the object), e.g. ``"no such object or bucket"``.
+    """
     kind = type(exc).__name__
     unreachable = _connection_failure(exc)
     if unreachable is not None:
@@ -331,7 +350,13 @@ def remote_error(exc: BaseException, name: str, options: Mapping[str, Any], *, r
             reason = f"read failed ({detail})"
         else:
             reason = f"cannot open ({detail})"
-    return InputError(redact(reason, options), name)
+    return redact(reason, options)
+
+
+def remote_error(exc: BaseException, name: str, options: Mapping[str, Any], *, reading: bool = False) -> InputError:
+    """The one-line :class:`~audiokit.errors.InputError` for a failure of the transport on URL ``name``
+    (:func:`failure_reason`)."""
+    return InputError(failure_reason(exc, options, reading=reading), name)
 
 
 def _with_timeouts(scheme: str, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -428,15 +453,21 @@ def _filesystem(url: str, options: Mapping[str, Any]) -> tuple[Any, str]:
         raise ParameterError(redact(f"--storage-option: {' '.join(str(exc).split())}", options, url)) from None
 
 
+def filesystem_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The storage ``options`` that are the filesystem's keyword arguments: without ``block_size`` and
+    ``cache_type`` (:data:`_OPEN_KEYS`, options of an opened file, see :func:`open_url`)."""
+    return {k: v for k, v in (options or {}).items() if k not in _OPEN_KEYS}
+
+
 def filesystem(url: str, options: Mapping[str, Any] | None = None) -> tuple[Any, str]:
-    """fsspec's filesystem of ``url`` with the storage ``options`` (:data:`_OPEN_KEYS` dropped) and the path in it.
+    """fsspec's filesystem of ``url`` with the storage ``options`` (:func:`filesystem_options`) and the path in it.
 
     Raises
     ------
     ParameterError
         As :func:`open_url`.
     """
-    return _filesystem(url, {k: v for k, v in (options or {}).items() if k not in _OPEN_KEYS})
+    return _filesystem(url, filesystem_options(options))
 
 
 def list_prefix(url: str, options: Mapping[str, Any] | None = None) -> list[str] | None:
@@ -458,7 +489,7 @@ def list_prefix(url: str, options: Mapping[str, Any] | None = None) -> list[str]
     """
     if urlsplit(url).scheme.lower() in ("http", "https"):
         return None
-    given = {k: v for k, v in (options or {}).items() if k not in _OPEN_KEYS}
+    given = filesystem_options(options)
     fs, path = _filesystem(url, given)
     try:
         fs.invalidate_cache(path)  # list what is there now, not what this process saw before
@@ -541,7 +572,7 @@ def object_state(url: str, options: Mapping[str, Any] | None = None) -> tuple[in
     same URL within :data:`KNOWN_SECONDS`, which then makes no request of its own before its first read (a batch
     input costs a HEAD and its GETs, not two HEADs).
     """
-    given = {k: v for k, v in (options or {}).items() if k not in _OPEN_KEYS}
+    given = filesystem_options(options)
     try:
         fs, path = _filesystem(url, given)
         fs.invalidate_cache(path)  # a listing cached in this process may predate a rewrite

@@ -261,12 +261,12 @@ def _dead_staging_folders() -> list[str]:
     """The local staging folders (``<tmp>/audiokit-out-<pid>-*``) of processes that no longer run."""
     import tempfile
 
-    from audiokit.io.atomic import _alive
+    from audiokit.io.atomic import pid_alive
 
     found = []
     for path in Path(tempfile.gettempdir()).glob("audiokit-out-*-*"):
         pid = path.name.split("-")[2]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             found.append(str(path))
     return found
 
