@@ -33,13 +33,13 @@ import io
 import os
 import struct
 from collections.abc import Iterable, Sequence
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from ..errors import OutputError, ParameterError
 from .atomic import atomic_output, describe_os_error, write_bytes_atomic, write_text_atomic
-from .members import STORE_DTYPES, check_member_rows
+from .members import STORE_DTYPES, AtomicContainer, check_member_rows
 
 __all__ = [
     "ArkWriter",
@@ -128,7 +128,7 @@ class _StreamedMatrix:
         self.written += count
 
 
-class ArkWriter:
+class ArkWriter(AtomicContainer):
     """A Kaldi binary archive of ``(n_frames, n_feats)`` float32 members (see the module docstring).
 
     Parameters
@@ -172,25 +172,16 @@ class ArkWriter:
             raise OutputError(describe_os_error(exc), self.path) from exc
         return self
 
-    def __exit__(self, *exc_info: Any) -> Literal[False]:
-        exc_type, exc, tb = exc_info
-        failure = None
-        if exc_type is None and self._member is not None:
-            failure = OutputError(f"internal: member {self._member.key!r} was begun but not ended", self.path)
-        elif exc_type is None:
-            try:
-                assert self._fh is not None, "used outside its with block"
-                self._fh.flush()
-                os.fsync(self._fh.fileno())
-            except OSError as err:
-                failure = OutputError(describe_os_error(err), self.path)
-        self._member = None
-        if failure is not None:
-            exc_type, exc, tb = OutputError, failure, None
-        self._stack.__exit__(exc_type, exc, tb)
-        if failure is not None:
-            raise failure
-        return False
+    def _seal(self, complete: bool) -> None:
+        """Flush and ``fsync`` the archive (``complete``); the stack closes it (see :class:`AtomicContainer`)."""
+        if not complete:
+            return
+        try:
+            assert self._fh is not None, "used outside its with block"
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as err:
+            raise OutputError(describe_os_error(err), self.path) from None
 
     def _write(self, data: Any) -> None:
         assert self._fh is not None, "used outside its with block"

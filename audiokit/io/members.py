@@ -19,12 +19,23 @@ Members are time-major ``(n_frames, n_feats)`` arrays.  What a member's location
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 import numpy as np
 
-__all__ = ["ContainerWriter", "MemberSink", "OpenMember", "STORE_DTYPES", "TimeMajorFrames", "check_member_rows"]
+from ..errors import OutputError
+
+__all__ = [
+    "AtomicContainer",
+    "ContainerWriter",
+    "MemberSink",
+    "OpenMember",
+    "STORE_DTYPES",
+    "TimeMajorFrames",
+    "check_member_rows",
+]
 
 #: The dtypes a store may hold: float32 (lossless w.r.t. the single-file ``.npy``) and float16 (lossy, ``--dtype``).
 STORE_DTYPES = ("float32", "float16")
@@ -110,9 +121,46 @@ class TimeMajorFrames:
         return False
 
 
+class AtomicContainer:
+    """The end of a container writer whose file is an :func:`~audiokit.io.atomic.atomic_output` temp file held by
+    its ``_stack``: ``__exit__`` either commits the file or discards it (the ``with`` rule of the module docstring).
+
+    A subclass sets ``path``, ``_stack`` (the :class:`contextlib.ExitStack` holding the temp file) and ``_member``
+    (the member begun, with a ``key``, or None), and implements :meth:`_seal`.  At the end of the ``with`` block:
+
+    * no exception: a member begun and not ended is an internal :class:`~audiokit.errors.OutputError`; else
+      ``_seal(complete=True)`` makes the bytes whole and durable (flush, ``fsync``); if both pass, the stack's exit
+      renames the temp file into place, else it removes it and the first failure is raised;
+    * an exception: ``_seal(complete=False)`` releases what the writer holds, the stack's exit removes the temp file
+      and the exception goes on (a failure of sealing is not raised over it).
+    """
+
+    path: str
+    _stack: contextlib.ExitStack
+    _member: Any
+
+    def _seal(self, complete: bool) -> None:
+        """Finish the file's bytes (``complete``) or only release what the writer holds; OutputError on failure."""
+        raise NotImplementedError
+
+    def __exit__(self, *exc_info: Any) -> Literal[False]:
+        exc_type, exc, tb = exc_info
+        failure: OutputError | None = None
+        if exc_type is None and self._member is not None:
+            failure = OutputError(f"internal: member {self._member.key!r} was begun but not ended", self.path)
+        try:
+            self._seal(exc_type is None and failure is None)
+        except OutputError as err:
+            failure = failure or err
+        self._member = None
+        if failure is not None and exc_type is None:
+            self._stack.__exit__(OutputError, failure, None)
+            raise failure
+        self._stack.__exit__(exc_type, exc, tb)
+        return False
+
+
 def check_member_rows(written: int, expected: int, key: str, path: str) -> None:
     """OutputError unless ``written == expected`` rows were given to member ``key`` of ``path``."""
     if written != expected:
-        from ..errors import OutputError
-
         raise OutputError(f"internal: member {key!r} got {written} frames, expected {expected}", path)

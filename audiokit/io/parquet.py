@@ -38,14 +38,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ..errors import OutputError, ParameterError
 from .ark import FrameBuffer
 from .atomic import atomic_output, describe_os_error
-from .members import STORE_DTYPES
+from .members import STORE_DTYPES, AtomicContainer
 
 __all__ = ["ParquetWriter", "ROW_GROUP_BYTES", "hf_features", "read_row"]
 
@@ -98,7 +98,7 @@ def _schema(pa: Any, n_feats: int, dtype: str) -> Any:
     return pa.schema(fields, metadata={"huggingface": json.dumps({"info": {"features": hf_features(n_feats, dtype)}})})
 
 
-class ParquetWriter:
+class ParquetWriter(AtomicContainer):
     """One Parquet file of members, one row each (see the module docstring).
 
     Parameters
@@ -158,28 +158,24 @@ class ParquetWriter:
             raise OutputError(describe_os_error(exc), self.path) from exc
         return self
 
-    def __exit__(self, *exc_info: Any) -> Literal[False]:
-        exc_type, exc, tb = exc_info
+    def _seal(self, complete: bool) -> None:
+        """Write the pending row group and ``fsync`` (``complete``); close the Parquet writer in any case (see
+        :class:`AtomicContainer`)."""
         failure = None
-        if exc_type is None:
+        if complete:
             try:
-                if self._member is not None:
-                    raise OutputError(f"internal: member {self._member.key!r} was begun but not ended", self.path)
                 self._flush()
             except OutputError as err:
                 failure = err
         try:
             self._writer.close()
-            if exc_type is None and failure is None:
+            if complete and failure is None:
                 _fsync(self._tmp)
         except OSError as err:
             failure = failure or OutputError(describe_os_error(err), self.path)
-        self._member, self._pending = None, []
-        if failure is not None and exc_type is None:
-            self._stack.__exit__(OutputError, failure, None)
+        self._pending = []
+        if failure is not None:
             raise failure
-        self._stack.__exit__(exc_type, exc, tb)
-        return False
 
     def begin(self, key: str, n_frames: int, n_feats: int) -> FrameBuffer:
         """Start member ``key`` of ``n_frames`` rows of ``n_feats`` values; return its sink."""
