@@ -106,6 +106,20 @@ def _quality(options: ResampleOptions) -> Quality:
     return cast("Quality", options.quality)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What one run writes: ``target`` (``-``: stdout) at ``sr_out`` Hz, ``n_out`` samples of ``subtype``, through
+    the filter of ``quality`` (or none: ``no_filter``), peak-normalised in a first pass when ``normalize``."""
+
+    target: str
+    subtype: str
+    sr_out: int
+    n_out: int
+    quality: Quality
+    no_filter: bool
+    normalize: bool
+
+
 class _Overflow(Exception):
     """Filtering a float input overflowed float32: the job restarts scaled (:func:`_peak_exponent`)."""
 
@@ -191,12 +205,11 @@ def resample_file(
         check_output_path(target, [path])
         audio_container(target, subtype)
         n_out = output_length(source.n_samples, sr_in=source.sr, sr_out=sr_out)
-
+        plan = _Plan(target, subtype, sr_out, n_out, quality, options.no_filter, options.normalize)
         try:
-            guard = _write(source, target, subtype, sr_out, n_out, options, quality, reporter)
+            guard = _write(source, plan, reporter)
         except _Overflow:
-            exponent = _peak_exponent(source)
-            guard = _write(source, target, subtype, sr_out, n_out, options, quality, reporter, exponent=exponent)
+            guard = _write(source, plan, reporter, exponent=_peak_exponent(source))
     message = guard.warning(target, "the resampled signal")
     if message:
         warnings.warn(message, stacklevel=2)
@@ -207,30 +220,23 @@ def resample_file(
     )
 
 
-def _write(
-    source: AudioSource,
-    target: str,
-    subtype: str,
-    sr_out: int,
-    n_out: int,
-    options: ResampleOptions,
-    quality: Quality,
-    reporter: Reporter,
-    *,
-    exponent: int = 0,
-) -> FullScaleGuard:
-    """Resample ``source`` into ``target`` (one or two passes, see ``normalize``); the guard that scaled the output."""
+def _write(source: AudioSource, plan: _Plan, reporter: Reporter, *, exponent: int = 0) -> FullScaleGuard:
+    """Resample ``source`` as ``plan`` says (one or two passes, see ``normalize``); the guard that scaled the output.
+
+    ``exponent``: the input is filtered times ``2**-exponent`` and the output scaled back (see the module docstring).
+    """
+    target, subtype, sr_out, n_out = plan.target, plan.subtype, plan.sr_out, plan.n_out
 
     def blocks() -> Iterator[np.ndarray]:
-        if options.no_filter:
+        if plan.no_filter:
             return _naive_blocks(source, sr_out)
-        return _filtered_blocks(source, sr_out, quality, exponent=exponent)
+        return _filtered_blocks(source, sr_out, plan.quality, exponent=exponent)
 
     guard = FullScaleGuard(subtype)
-    passes = 2 if options.normalize else 1
+    passes = 2 if plan.normalize else 1
     scale = source.n_samples / max(n_out, 1)  # progress is counted in input samples
     with reporter.progress(f"resample {source.name}", passes * source.n_samples) as advance:
-        if options.normalize:
+        if plan.normalize:
             peak = 0.0
             for y in blocks():
                 peak = max(peak, measure_overshoot(y).peak)
