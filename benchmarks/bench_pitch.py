@@ -4,6 +4,7 @@ through parselmouth, when a separate venv has it), on the same inputs in one run
     python benchmarks/bench_pitch.py                       # speed on 60 s and 5 min of 16 kHz speech + accuracy
     python benchmarks/bench_pitch.py --minutes 1 60        # 1 h for audiokit; librosa's 1 h extrapolated from 5 min
     python benchmarks/bench_pitch.py --parselmouth /tmp/pm-venv/bin/python
+    python benchmarks/bench_pitch.py --no-speed --no-accuracy --cli   # only the whole-process CLI rows
 
 Speed: CPU-seconds (``resource.getrusage``, user + system, of this process; one BLAS/FFT thread) per call, the
 median of ``--repeats`` rounds (contenders alternated), with the wall-clock median beside; ratio = librosa / audiokit.
@@ -11,6 +12,11 @@ Both get the same float32 array, ``sr=16000, fmin=65.4 (C2), fmax=2093 (C7), fra
 (audiokit pitch's defaults: 64 ms / 16 ms).  The speech is espeak-ng (voices at pitches 20..80, resampled to 16 kHz
 by sox), concatenated to length.  librosa runs on inputs up to ``--librosa-max`` minutes; beyond, its time is
 extrapolated linearly from the longest measured (its cost is per frame) and marked so.
+
+CLI (``--cli``): ``audiokit pitch FILE --json`` and ``-o PNG`` on a 12 s 16 kHz WAV of the same speech, each a whole
+process (start-up, imports, reading, analysis, output), against ``python -c "import numpy, soundfile"``: medians of
+``--repeats`` rounds (commands alternated) of wall seconds and of the child's CPU-seconds
+(``getrusage(RUSAGE_CHILDREN)`` before and after each run).
 
 Accuracy (``--accuracy``): synthetic signals with known f0 -- harmonic complexes (1/k amplitudes, 10 harmonics)
 with 6 Hz vibrato of ±3 % around a glide 60 -> 1000 Hz, alternating 0.5 s voiced / 0.3 s unvoiced (silence or
@@ -191,6 +197,43 @@ def speed(minutes: list[float], repeats: int, librosa_max: float, pm_python: str
     )
 
 
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def cli(repeats: int, workdir: Path) -> None:
+    """Whole-process rows: ``audiokit pitch`` on 12 s (``--json``, ``-o PNG``) vs importing numpy and soundfile."""
+    import soundfile as sf
+
+    wav, png = workdir / "cli12.wav", workdir / "cli12.png"
+    sf.write(wav, speech(12, workdir), SR, subtype="PCM_16")
+    exe = Path(sys.executable).parent / "audiokit"
+    ak = [str(exe)] if exe.exists() else [sys.executable, "-m", "audiokit"]
+    commands = {
+        "audiokit pitch 12 s --json": [*ak, "pitch", str(wav), "--json"],
+        "audiokit pitch 12 s -o PNG": [*ak, "pitch", str(wav), "-o", str(png)],
+        'python -c "import numpy, soundfile"': [sys.executable, "-c", "import numpy, soundfile"],
+    }
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for i in range(repeats + 1):  # round 0 warms the page cache and the .pyc files, untimed
+        for name in commands if i % 2 else list(commands)[::-1]:
+            c0, w0 = children_cpu(), time.perf_counter()
+            subprocess.run(commands[name], check=True, stdout=subprocess.DEVNULL)
+            if i:
+                runs[name].append((time.perf_counter() - w0, children_cpu() - c0))
+    base_wall, base_cpu = (statistics.median(x[k] for x in runs['python -c "import numpy, soundfile"']) for k in (0, 1))
+    rows = []
+    for name, measured in runs.items():
+        wall, cpu = (statistics.median(x[k] for x in measured) for k in (0, 1))
+        rows.append([name, f"{wall:.3f}", f"{wall / base_wall:.2f}x", f"{cpu:.3f}", f"{cpu / base_cpu:.2f}x"])
+    print_table(
+        ["command (whole process)", "wall s", "wall / numpy+soundfile", "CPU-s (child)", "CPU / numpy+soundfile"],
+        rows,
+        title=f"CLI: 12 s of 16 kHz speech, medians of {repeats}",
+    )
+
+
 # ---------------------------------------------------------------------- accuracy
 
 
@@ -305,6 +348,7 @@ def main() -> None:
     parser.add_argument("--parselmouth", default=None, help="python of a venv with praat-parselmouth")
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--no-accuracy", action="store_true")
+    parser.add_argument("--cli", action="store_true", help="also the whole-process CLI rows on a 12 s file")
     args = parser.parse_args()
     import librosa
 
@@ -315,6 +359,8 @@ def main() -> None:
             speed(args.minutes, args.repeats, args.librosa_max, args.parselmouth, workdir)
         if not args.no_accuracy:
             accuracy(args.parselmouth, workdir)
+        if args.cli:
+            cli(args.repeats, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
