@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Pitch (f0) by pYIN and YIN: espeak-ng speech (a low and a high voice) and a sung-like glide, tracked, drawn over
 # their spectrograms and saved as rows [time_s, f0_hz, voiced_flag, voiced_prob]; then the same numbers from the
-# library, and a corpus through `audiokit batch pitch`.
+# library, and a corpus through `audiokit batch pitch` (per-file outputs, then a --store shards corpus store).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p examples/out
@@ -41,3 +41,13 @@ PY
 echo "== a corpus: one .pitch.npy + sidecar per input and the reports in results.jsonl"
 audiokit batch pitch examples/out/voice_25.wav examples/out/voice_75.wav --out examples/out/pitch_corpus --force
 head -c 300 examples/out/pitch_corpus/results.jsonl; echo
+
+echo "== the same corpus into a corpus store: one (n_frames, 3) float32 array per utterance, [f0_hz, voiced_flag, voiced_prob]"
+audiokit batch pitch examples/out/voice_25.wav examples/out/voice_75.wav examples/out/glide.wav --out examples/out/pitch_shards --store shards --force
+python3 - <<'PY'
+import json, numpy as np, audiokit.corpus
+corpus = audiokit.corpus.open("examples/out/pitch_shards")
+rows = np.load("examples/out/voice_25.pitch.npy")  # the single-file rows [time_s, f0_hz, voiced_flag, voiced_prob]
+print(corpus, corpus.description["plan"]["columns"], "frame_shift", corpus.description["frame_shift"])
+print("store = --npy rows 1..3 as float32:", np.array_equal(corpus["voice_25"].array, rows[1:].T.astype(np.float32)))
+PY
