@@ -13,16 +13,7 @@ from ..errors import ParameterError
 from ..io import is_stdio
 from ..pipelines.dehum import DehumOptions, dehum_file
 from . import console
-from .options import (
-    FixNonFinite,
-    RawChannels,
-    RawFormatOpt,
-    RawRate,
-    inputs_from,
-    print_paths,
-    refuse_terminal,
-    reporter,
-)
+from .options import inputs_from, print_paths, reads_audio, refuse_terminal, reporter
 
 HUM_PANEL = "Hum"
 ERASE_PANEL = "--method erase"
@@ -44,6 +35,7 @@ def options_from(params: Mapping[str, Any]) -> DehumOptions:
     )
 
 
+@reads_audio
 def dehum_command(
     file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     freq: Annotated[
@@ -127,10 +119,7 @@ def dehum_command(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print a JSON report on stdout (it holds the written paths) instead of the paths.")
     ] = False,
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """Remove mains hum (50/60 Hz and harmonics) and write the cleaned WAV.
 
@@ -164,7 +153,7 @@ def dehum_command(
     if is_stdio(output) and json_out:
         raise ParameterError("--json and -o - both write to stdout: give -o PATH with --json")
     refuse_terminal(output, "WAV")
-    result = dehum_file(file, output, options, residual=residual, inputs=inputs_from(params), reporter=reporter())
+    result = dehum_file(file, output, options, residual=residual, inputs=inputs_from(raw), reporter=reporter())
     console.info(result.summary)
     if json_out:
         print(json.dumps(result.report, indent=2))

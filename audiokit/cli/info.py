@@ -9,7 +9,7 @@ import typer
 
 from ..pipelines.info import InfoOptions, info
 from . import console
-from .options import FixNonFinite, JsonLinesPerFile, JsonPerFile, RawChannels, RawFormatOpt, RawRate, inputs_from, reporter
+from .options import JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, reporter
 from .reports import report_each
 
 
@@ -34,14 +34,12 @@ def _print_table(report: dict) -> None:
     console.print_table(head, ["channel", "peak dBFS", "RMS dBFS", "DC offset", "clipped"], rows)
 
 
+@reads_audio
 def info_command(
     files: Annotated[list[str], typer.Argument(help="Audio files (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     json_out: JsonPerFile = False,
     json_lines: JsonLinesPerFile = False,
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """Show format, duration and levels (peak, RMS, DC offset, clipped samples).
 
@@ -62,7 +60,7 @@ def info_command(
         audiokit info *.wav --jsonl | jq -r '[.path, .levels[0].rms_dbfs] | @tsv'
     """
     params = dict(locals())
-    inputs = inputs_from(params)
+    inputs = inputs_from(raw)
     options = options_from(params)
     return report_each(
         files,

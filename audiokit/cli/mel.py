@@ -44,17 +44,7 @@ from .kaldi_options import (
     UseEnergy,
     feature_options_from,
 )
-from .options import (
-    Channel,
-    FixNonFinite,
-    RawChannels,
-    RawFormatOpt,
-    RawRate,
-    inputs_from,
-    print_paths,
-    refuse_terminal,
-    reporter,
-)
+from .options import Channel, inputs_from, print_paths, reads_audio, refuse_terminal, reporter
 from .stft_options import Cmap, Fft, Layout, Mix, Npy, Output, Size, Symmetric, Vmax, Vmin
 
 MEL_PANEL = "Mel"
@@ -82,6 +72,7 @@ def options_from(params: Mapping[str, Any]) -> Any:
     return replace(options, pad_or_trim=p["pad_or_trim"]) if p.get("pad_or_trim") is not None else options
 
 
+@reads_audio
 def mel_command(
     file: Annotated[str, typer.Argument(help="Audio file, or - for stdin.")],
     compat: Compat = None,
@@ -142,10 +133,7 @@ def mel_command(
     channel: Channel = None,
     mix: Mix = False,
     fft: Fft = None,
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """Log-mel spectrogram: mel filter bank applied to |STFT|^2, in dB (or ln).
 
@@ -171,7 +159,7 @@ def mel_command(
     params = dict(locals())
     refuse_terminal(output, "PNG")
     options = options_from(params)
-    inputs = inputs_from(params)
+    inputs = inputs_from(raw)
     if filterbank:
         result = filterbank_job(file, options, png=output, npy=npy, inputs=inputs, scale=filterbank_scale)
     else:

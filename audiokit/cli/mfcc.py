@@ -41,17 +41,7 @@ from .kaldi_options import (
     SnipEdges,
     feature_options_from,
 )
-from .options import (
-    Channel,
-    FixNonFinite,
-    RawChannels,
-    RawFormatOpt,
-    RawRate,
-    inputs_from,
-    print_paths,
-    refuse_terminal,
-    reporter,
-)
+from .options import Channel, inputs_from, print_paths, reads_audio, refuse_terminal, reporter
 from .stft_options import Cmap, Fft, Layout, Mix, Npy, Output, Size, Symmetric, Vmax, Vmin
 
 MFCC_PANEL = "MFCC"
@@ -88,6 +78,7 @@ def options_from(params: Mapping[str, Any]) -> Any:
     return feature_options_from("mfcc", resolve("mfcc", params))
 
 
+@reads_audio
 def mfcc_command(
     file: Annotated[str, typer.Argument(help="Audio file, or - for stdin.")],
     compat: Compat = None,
@@ -133,10 +124,7 @@ def mfcc_command(
     channel: Channel = None,
     mix: Mix = False,
     fft: Fft = None,
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """MFCC: orthonormal DCT-II of the log-mel spectrogram, or Kaldi's with --compat kaldi.
 
@@ -161,7 +149,7 @@ def mfcc_command(
     from ..pipelines.timefreq import run_timefreq
 
     result = run_timefreq(
-        file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter(), layout=layout
+        file, options_from(params), png=output, npy=npy, inputs=inputs_from(raw), reporter=reporter(), layout=layout
     )
     print_paths(result.written, to_stderr=result.png_to_stdout)
     return 0

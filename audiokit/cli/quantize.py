@@ -15,16 +15,7 @@ from ..dsp.quantize import MAX_BITS, MIN_BITS
 from ..errors import ParameterError
 from ..pipelines.quantize import QuantizeOptions, quantize_file
 from . import console
-from .options import (
-    FixNonFinite,
-    RawChannels,
-    RawFormatOpt,
-    RawRate,
-    inputs_from,
-    print_paths,
-    refuse_terminal,
-    reporter,
-)
+from .options import inputs_from, print_paths, reads_audio, refuse_terminal, reporter
 
 
 def options_from(params: Mapping[str, Any]) -> QuantizeOptions:
@@ -37,6 +28,7 @@ def options_from(params: Mapping[str, Any]) -> QuantizeOptions:
     return options
 
 
+@reads_audio
 def quantize_command(
     file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     bits: Annotated[int, typer.Option("--bits", help=f"Bit depth B, {MIN_BITS}..{MAX_BITS}: step 2^-(B-1) of full scale.")],
@@ -60,10 +52,7 @@ def quantize_command(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the settings and measures (SQNR, noise floor, clipped) as JSON on stdout.")
     ] = False,
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """Requantize to B bits on the mid-tread grid k / 2^(B-1) and report the SQNR.
 
@@ -88,7 +77,7 @@ def quantize_command(
     if json_out and output == "-":
         raise ParameterError("--json and -o - would both write to stdout; give -o PATH with --json")
     refuse_terminal(output, "WAV")
-    result = quantize_file(file, output, options, inputs=inputs_from(params), reporter=reporter())
+    result = quantize_file(file, output, options, inputs=inputs_from(raw), reporter=reporter())
     if json_out:
         print(json.dumps(result.report, indent=2))
         return 0

@@ -8,16 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..pipelines.resample import ResampleOptions, resample_file
-from .options import (
-    FixNonFinite,
-    RawChannels,
-    RawFormatOpt,
-    RawRate,
-    inputs_from,
-    print_paths,
-    refuse_terminal,
-    reporter,
-)
+from .options import inputs_from, print_paths, reads_audio, refuse_terminal, reporter
 
 
 def options_from(params: Mapping[str, Any]) -> ResampleOptions:
@@ -28,6 +19,7 @@ def options_from(params: Mapping[str, Any]) -> ResampleOptions:
     )
 
 
+@reads_audio
 def resample_command(
     file: Annotated[str, typer.Argument(help="Audio file (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     to: Annotated[str, typer.Option("--to", help="Target sample rate: 16000, 16k, 44.1kHz.")],
@@ -51,10 +43,7 @@ def resample_command(
         Optional[str],
         typer.Option("--subtype", help="Output PCM_U8, PCM_16, PCM_24, PCM_32, FLOAT or DOUBLE.  Default: as the input."),
     ] = None,
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """Convert the sample rate (band-limited, or naive with --no-filter) and write WAV.
 
@@ -77,6 +66,6 @@ def resample_command(
     """
     params = dict(locals())
     refuse_terminal(output, "WAV")
-    result = resample_file(file, output, options_from(params), inputs=inputs_from(params), reporter=reporter())
+    result = resample_file(file, output, options_from(params), inputs=inputs_from(raw), reporter=reporter())
     print_paths([result.output] if result.output != "-" else [])
     return 0

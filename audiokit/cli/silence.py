@@ -11,17 +11,7 @@ import typer
 from ..errors import ParameterError
 from ..pipelines.silence import SilenceOptions, detect_silence, trim_file, write_manifest
 from . import console
-from .options import (
-    FixNonFinite,
-    JsonLinesPerFile,
-    JsonPerFile,
-    RawChannels,
-    RawFormatOpt,
-    RawRate,
-    inputs_from,
-    refuse_terminal,
-    reporter,
-)
+from .options import JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, refuse_terminal, reporter
 from .reports import check_json_flags, report_each
 
 
@@ -50,6 +40,7 @@ def _print_table(report: dict) -> None:
     console.print_table(head, ["silence start s", "end s", "duration s"], rows)
 
 
+@reads_audio
 def silence_command(
     files: Annotated[list[str], typer.Argument(help="Audio files (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     threshold: Annotated[
@@ -72,10 +63,7 @@ def silence_command(
     ] = None,
     trim: Annotated[bool, typer.Option("--trim", help="Write the file without its leading and trailing silence to -o.")] = False,
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Output WAV/FLAC of --trim (- for stdout).")] = None,
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """Find silent spans (frame level below a dBFS or relative threshold); write a segments manifest or a trimmed file.
 
@@ -107,7 +95,7 @@ def silence_command(
         raise ParameterError("--trim -o - writes the WAV on stdout: it cannot carry --json too")
     if manifest is not None and "-" in files:
         raise ParameterError("-m/--manifest: standard input has no path a manifest could name; give a file")
-    inputs = inputs_from(params)
+    inputs = inputs_from(raw)
     options = options_from(params)
     if trim:
         refuse_terminal(output, "WAV")

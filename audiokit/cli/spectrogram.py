@@ -23,17 +23,7 @@ from .feature_options import (
     WindowPosition,
     timefreq_from,
 )
-from .options import (
-    Channel,
-    FixNonFinite,
-    RawChannels,
-    RawFormatOpt,
-    RawRate,
-    inputs_from,
-    print_paths,
-    refuse_terminal,
-    reporter,
-)
+from .options import Channel, inputs_from, print_paths, reads_audio, refuse_terminal, reporter
 from .stft_options import OUT_PANEL, Cmap, Fft, Layout, Mix, Npy, Output, Size, Symmetric, Vmax, Vmin
 
 FreqScale = Annotated[
@@ -59,6 +49,7 @@ def options_from(params: Mapping[str, Any]) -> TimeFreqOptions:
     return timefreq_from(p, mel=False)
 
 
+@reads_audio
 def spectrogram_command(
     file: Annotated[str, typer.Argument(help="Audio file, or - for stdin.")],
     compat: Compat = None,
@@ -92,10 +83,7 @@ def spectrogram_command(
     channel: Channel = None,
     mix: Mix = False,
     fft: Fft = None,
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """Spectrogram: |STFT| of frames [m*hop, m*hop + n_fft), as a PNG and/or .npy.
 
@@ -116,7 +104,7 @@ def spectrogram_command(
     params = dict(locals())
     refuse_terminal(output, "PNG")
     result = run_timefreq(
-        file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter(), layout=layout
+        file, options_from(params), png=output, npy=npy, inputs=inputs_from(raw), reporter=reporter(), layout=layout
     )
     print_paths(result.written, to_stderr=result.png_to_stdout)
     return 0

@@ -12,18 +12,7 @@ from ..errors import ParameterError
 from ..io.npy import sidecar_path
 from ..pipelines.spectrum import MAX_DFT_SAMPLES, SpectrumOptions, spectrum_file
 from . import console
-from .options import (
-    Channel,
-    FixNonFinite,
-    Json,
-    RawChannels,
-    RawFormatOpt,
-    RawRate,
-    inputs_from,
-    print_paths,
-    refuse_terminal,
-    reporter,
-)
+from .options import Channel, Json, inputs_from, print_paths, reads_audio, refuse_terminal, reporter
 from .stft_options import Fft, Mix, Size, Symmetric, Window
 
 PEAKS_PANEL = "Peaks"
@@ -74,6 +63,7 @@ def _print_report(report: dict, with_phase: bool) -> None:
     console.print_table(head, columns, rows)
 
 
+@reads_audio
 def spectrum_command(
     file: Annotated[str, typer.Argument(help="Audio file, or - for stdin.")],
     start: Annotated[str, typer.Option("--start", help="Segment start: 1.5s, 200ms or samples.")] = "0",
@@ -141,10 +131,7 @@ def spectrum_command(
     channel: Channel = None,
     mix: Mix = False,
     fft: Fft = None,
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """One-sided DFT of the signal (or a segment): resolution, Nyquist and peaks.
 
@@ -163,7 +150,7 @@ def spectrum_command(
     if json_out and output == "-":
         raise ParameterError("--json and -o - both write to stdout; choose one")
     refuse_terminal(output, "PNG")
-    job = spectrum_file(file, options_from(params), png=output, npy=npy, inputs=inputs_from(params), reporter=reporter())
+    job = spectrum_file(file, options_from(params), png=output, npy=npy, inputs=inputs_from(raw), reporter=reporter())
     report = job.report or {}
     written = [path for path in (output, npy) if path not in (None, "-")] + ([str(sidecar_path(npy))] if npy else [])
     if json_out:  # the report alone: stdout is one JSON document (as quantize --json, dehum --json)
