@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .dsp.dft import Spectrum
     from .dsp.hum import DehumResult
     from .dsp.peaks import Peak
+    from .dsp.pitch import pyin, yin
     from .dsp.stft import StftPlan
     from .dsp.stft.plan import PadMode
 
@@ -706,74 +707,16 @@ def generate(spec: str, *, sr: int, n_samples: int, channels: int = 1, seed: int
     return _generate(spec, n_samples=n_samples, sr=sr, channels=channels, seed=seed)
 
 
-def yin(
-    y: np.ndarray,
-    *,
-    fmin: float,
-    fmax: float,
-    sr: float = 22050,
-    frame_length: int = 2048,
-    hop_length: int | None = None,
-    trough_threshold: float = 0.1,
-    center: bool = True,
-    pad_mode: str = "constant",
-) -> np.ndarray:
-    """F0 (Hz) per frame by YIN, shape ``(..., n_frames)``: librosa 0.11's ``yin`` (its names, defaults -- 2048/512
-    framing, centred -- and results, bit for bit); see :mod:`audiokit.dsp.pitch`."""
-    from .dsp.pitch import yin as _yin
-
-    return _yin(
-        y,
-        fmin=fmin,
-        fmax=fmax,
-        sr=sr,
-        frame_length=frame_length,
-        hop_length=hop_length,
-        trough_threshold=trough_threshold,
-        center=center,
-        pad_mode=pad_mode,
-    )
+#: The pitch functions are :mod:`audiokit.dsp.pitch`'s own (librosa 0.11's signatures, defaults and docstrings are
+#: written there once): ``audiokit.yin is audiokit.dsp.pitch.yin``, imported on first use.
+_PITCH = ("yin", "pyin")
 
 
-def pyin(
-    y: np.ndarray,
-    *,
-    fmin: float,
-    fmax: float,
-    sr: float = 22050,
-    frame_length: int = 2048,
-    hop_length: int | None = None,
-    n_thresholds: int = 100,
-    beta_parameters: tuple[float, float] = (2, 18),
-    boltzmann_parameter: float = 2,
-    resolution: float = 0.1,
-    max_transition_rate: float = 35.92,
-    switch_prob: float = 0.01,
-    no_trough_prob: float = 0.01,
-    fill_na: float | None = np.nan,
-    center: bool = True,
-    pad_mode: str = "constant",
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(f0, voiced_flag, voiced_prob)`` per frame by pYIN, each ``(..., n_frames)``: librosa 0.11's ``pyin``
-    (names, defaults, ``fill_na``, results bit for bit), decoded by an exact banded Viterbi; see
-    :mod:`audiokit.dsp.pitch`."""
-    from .dsp.pitch import pyin as _pyin
+def __getattr__(name: str) -> Any:
+    if name in _PITCH:
+        from .dsp import pitch
 
-    return _pyin(
-        y,
-        fmin=fmin,
-        fmax=fmax,
-        sr=sr,
-        frame_length=frame_length,
-        hop_length=hop_length,
-        n_thresholds=n_thresholds,
-        beta_parameters=beta_parameters,
-        boltzmann_parameter=boltzmann_parameter,
-        resolution=resolution,
-        max_transition_rate=max_transition_rate,
-        switch_prob=switch_prob,
-        no_trough_prob=no_trough_prob,
-        fill_na=fill_na,
-        center=center,
-        pad_mode=pad_mode,
-    )
+        value = getattr(pitch, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
