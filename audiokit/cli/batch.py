@@ -2,10 +2,11 @@
 
 Each ``batch`` subcommand is built from the single-file command's own
 signature: every option of ``audiokit mel`` is an option of ``audiokit batch
-mel``, declared once (in :mod:`audiokit.cli.mel`), minus the input argument
-and the options that name outputs or print to stdout (``-o/--output``,
-``--npy``, ``--residual``, ``--json``, ``--jsonl``, ``mel --filterbank``); the batch options
-are added.  The values are turned into the pipeline options by the command
+mel``, declared once (in :mod:`audiokit.cli.mel`), but the input argument,
+the switches and the refused options (:mod:`audiokit.cli.batch_params`:
+``loudness --series`` is a flag writing ``<id>.loudness.npy``; ``-o``,
+``--npy``, ``--residual``, ``--jsonl``, ``mel --filterbank``, ``silence --trim``
+stop the run, exit 2, saying why); the batch options are added.  The values are turned into the pipeline options by the command
 module's ``options_from``, exactly as the single-file command does.
 """
 
@@ -25,15 +26,11 @@ from ..pipelines import registry
 from . import console
 from .app import Terminated
 from .batch_options import BATCH_PARAMS, PNG_PARAM, progress
+from .batch_params import DROPPED, batch_parameters, refuse_given
 from .options import inputs_from
 from .store_options import STORE_PARAMS, store_from
 
 __all__ = ["batch_app", "DROPPED"]
-
-#: Parameters of the single-file commands that batch does not take: the input, output names, stdout reports.
-DROPPED = frozenset(
-    {"file", "files", "output", "npy", "layout", "residual", "json_out", "json_lines", "filterbank", "filterbank_scale"}
-)
 
 
 def single_file_command(name: str) -> tuple[Callable[..., Any], Callable[[Mapping[str, Any]], Any]]:
@@ -102,19 +99,17 @@ def _stopped(word: str, seen: list[BatchStats]) -> str:
 
 
 def batch_command(name: str) -> Callable[..., int]:
-    """The ``audiokit batch NAME`` callback: the single-file command's parameters (minus :data:`DROPPED`) + batch's."""
+    """The ``audiokit batch NAME`` callback: the single-file command's parameters (switches and refusals:
+    :func:`~audiokit.cli.batch_params.batch_parameters`) + batch's."""
     single, options_from = single_file_command(name)
     spec = registry.spec(name)
-    own = [
-        p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
-        for p in inspect.signature(single, eval_str=True).parameters.values()
-        if p.name not in DROPPED
-    ]
     extra = BATCH_PARAMS + ([PNG_PARAM] if spec.draws else []) + (_store_params(spec) if spec.run_member is not None else [])
+    own, refused = batch_parameters(name, inspect.signature(single, eval_str=True).parameters.values(), extra)
     clash = {p.name for p in own} & {p.name for p in extra}
     assert not clash, f"batch {name}: parameters {clash} declared twice"
 
     def command(**params: Any) -> int:
+        refuse_given(name, refused, params)
         return _run(name, options_from, params)
 
     parameters = own + extra

@@ -31,7 +31,9 @@ OUT_PANEL = "Output"
 
 def options_from(params: Mapping[str, Any]) -> LoudnessOptions:
     """The pipeline options from the parameter values of :func:`loudness_command` (also ``audiokit batch loudness``)."""
-    return LoudnessOptions(target=params["target"], true_peak=not params["no_true_peak"], size=params["size"])
+    return LoudnessOptions(
+        target=params["target"], true_peak=not params["no_true_peak"], size=params["size"], series=bool(params["series"])
+    )
 
 
 def _text(value: float | None, unit: str, digits: int = 1) -> str:
@@ -88,7 +90,7 @@ def loudness_command(
             "--no-true-peak", help="Measure the sample peak only (default: the true peak, 4x oversampling below 96 kHz)."
         ),
     ] = False,
-    npy: Annotated[
+    series: Annotated[
         Optional[str],
         typer.Option(
             "--series",
@@ -128,8 +130,10 @@ def loudness_command(
     """
     params = dict(locals())
     check_json_flags(json_out, json_lines)
-    if (npy is not None or output is not None) and len(files) > 1:
-        raise ParameterError(f"--series and -o take one input file ({len(files)} given); use 'audiokit batch loudness --png'")
+    if (series is not None or output is not None) and len(files) > 1:
+        raise ParameterError(
+            f"--series and -o take one input file ({len(files)} given); use 'audiokit batch loudness --series --png'"
+        )
     if (json_out or json_lines) and output == "-":
         raise ParameterError("--json and -o - both write to stdout; choose one")
     refuse_terminal(output, "PNG")
@@ -138,10 +142,10 @@ def loudness_command(
     inputs = inputs_from(params)
 
     def measure(path: str) -> dict:
-        return loudness_file(path, options, png=output, series=npy, inputs=inputs, reporter=reporter()).report or {}
+        return loudness_file(path, options, png=output, series=series, inputs=inputs, reporter=reporter()).report or {}
 
-    written = [p for p in (output, npy) if p not in (None, "-")]
-    written += [str(sidecar_path(npy))] if npy is not None and npy.lower().endswith(".npy") else []
+    written = [p for p in (output, series) if p not in (None, "-")]
+    written += [str(sidecar_path(series))] if series is not None and series.lower().endswith(".npy") else []
     if output == "-":  # stdout holds the PNG bytes only
         measure(files[0])
         print_paths(written, to_stderr=True)

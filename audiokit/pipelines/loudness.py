@@ -52,11 +52,16 @@ class LoudnessOptions:
         Measure the true peak (4x oversampling below 96 kHz); without it only the sample peak.
     size : str
         PNG size, ``WIDTHxHEIGHT`` pixels.
+    series : bool
+        Write the momentary and short-term series (``--series``).  ``audiokit batch loudness --series`` writes
+        ``<id>.loudness.npy`` + ``<id>.loudness.json`` per input (:data:`LOUDNESS_SPEC`); :func:`loudness_file` writes
+        the file its ``series`` argument names, whatever this field says.
     """
 
     target: str | None = None
     true_peak: bool = True
     size: str = "1200x500"
+    series: bool = False
 
     @property
     def target_lufs(self) -> float | None:
@@ -208,7 +213,8 @@ def loudness_file(
     inputs: InputOptions = InputOptions(),
     reporter: Reporter = SILENT,
 ) -> JobResult:
-    """Measure ``path`` (its report in ``.report``); write the ``series`` (.npy + sidecar or .csv) and the ``png``."""
+    """Measure ``path`` (its report in ``.report``); write the ``series`` (.npy + sidecar or .csv; ``.shape`` is the
+    .npy's ``(2, steps)``) and the ``png``."""
     check_options(options)
     target = options.target_lufs
     with inputs.open(path) as source:
@@ -230,7 +236,8 @@ def loudness_file(
                 _write_series(series, result, source.name)
             if png is not None:
                 _draw(png, result, report, options)
-    return JobResult(SourceFacts.of(source), report=report)
+    shape = (2, int(result.momentary.size)) if series is not None and series.lower().endswith(".npy") else None
+    return JobResult(SourceFacts.of(source), shape=shape, report=report)
 
 
 def _draw(png: str, result: LoudnessResult, report: dict[str, Any], options: LoudnessOptions) -> None:
@@ -255,14 +262,16 @@ def _draw(png: str, result: LoudnessResult, report: dict[str, Any], options: Lou
 
 
 def _outputs(options: LoudnessOptions, stem: str, png: bool) -> dict[str, str]:
-    return {"png": f"{stem}.loudness.png"} if png else {}
+    names = {"npy": f"{stem}.loudness.npy", "json": f"{stem}.loudness.json"} if options.series else {}
+    return names | ({"png": f"{stem}.loudness.png"} if png else {})
 
 
 def _run(path: str, outputs: Mapping[str, str], options: LoudnessOptions, inputs: InputOptions) -> JobResult:
-    return loudness_file(path, options, png=outputs.get("png"), inputs=inputs)
+    return loudness_file(path, options, png=outputs.get("png"), series=outputs.get("npy"), inputs=inputs)
 
 
-#: The registry's spec of ``loudness`` (:mod:`audiokit.pipelines.registry`): a report per input, a PNG with --png.
+#: The registry's spec of ``loudness`` (:mod:`audiokit.pipelines.registry`): a report per input; the series with
+#: ``series`` (``<id>.loudness.npy`` + ``.json``), a PNG with --png.
 LOUDNESS_SPEC = JobSpec(
     name="loudness", options=LoudnessOptions, check=check_options, outputs=_outputs, run=_run, draws=True, reports=True
 )
