@@ -19,6 +19,7 @@ the first sample and after the last.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -26,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..dsp.pitch import PyinModel
+from ..dsp.pitch.params import PitchGeometry
 from ..dsp.pitch.stream import PitchTracker
 from ..errors import ParameterError
 from ..io import check_distinct, check_output_path, outputs_together
@@ -94,6 +96,19 @@ class PitchOptions:
 
     def model(self, sr: int) -> PyinModel:
         """The analysis at ``sr`` Hz (ParameterError naming the option whose value does not fit the rate)."""
+        fmin, fmax, frame, hop = self._at_rate(sr)
+        return PyinModel.make(sr=sr, fmin=fmin, fmax=fmax, frame_length=frame, hop_length=hop)
+
+    def framing(self, sr: int) -> PitchGeometry:
+        """The framing alone at ``sr`` Hz (what :meth:`model` checks, without building the model; its warnings are
+        dropped: the run of every input records them)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fmin, fmax, frame, hop = self._at_rate(sr)
+            return PitchGeometry.make(sr=sr, fmin=fmin, fmax=fmax, frame_length=frame, hop_length=hop)
+
+    def _at_rate(self, sr: int) -> tuple[float, float, int, int | None]:
+        """``(fmin, fmax, frame_length, hop_length or None)`` at ``sr`` Hz, checked against the rate."""
         fmin, fmax = frequency_hz("--fmin", self.fmin), frequency_hz("--fmax", self.fmax)
         frame = duration_samples("--win", self.win, sr, plausible_s=0.005)
         hop = None if self.hop is None else duration_samples("--hop", self.hop, sr)
@@ -104,7 +119,7 @@ class PitchOptions:
                 f"--win: a {frame}-sample frame at {sr} Hz holds less than one period of --fmin {fmin:g} Hz "
                 f"(needs > {math.ceil(sr / fmin) + 1} samples, {1000 * (sr / fmin + 1) / sr:.1f} ms)"
             )
-        return PyinModel.make(sr=sr, fmin=fmin, fmax=fmax, frame_length=frame, hop_length=hop)
+        return fmin, fmax, frame, hop
 
 
 def check_options(options: PitchOptions) -> None:
@@ -294,10 +309,9 @@ def _member_sidecar(report: dict[str, Any]) -> dict[str, Any]:
 def member_geometry(options: PitchOptions, sr: int) -> MemberGeometry:
     """The store arrays of ``options`` at ``sr`` Hz: 3 columns, the pitch hop, ``feature_type``
     ``audiokit-pitch-pyin`` / ``audiokit-pitch-yin``, channel ``"mix"`` (the mean of the channels)."""
-    model = options.model(sr)
     return MemberGeometry(
         n_feats=len(MEMBER_COLUMNS),
-        hop_length=int(model.geometry.hop_length),
+        hop_length=int(options.framing(sr).hop_length),
         sr=sr,
         feature_type=f"audiokit-pitch-{options.method_name}",
         channel="mix",

@@ -288,6 +288,17 @@ def test_options_that_do_not_fit_the_stores_rate_are_refused_before_any_work(ws,
     assert not any(out.rglob("*.npy"))
 
 
+def test_a_framing_warning_is_each_inputs_not_a_bare_warning_of_the_client(ws, tmp_path, capsys):
+    # --fmin 50Hz in a 40 ms frame: fewer than two periods fit (librosa's warning): every input records it once, the
+    # client (which makes the store's geometry from the same options) prints no warning of its own
+    out = tmp_path / "out"
+    assert _call("batch", "pitch", ws.data, "--out", out, "--store", "npy", "--fmin", "50Hz", "--win", "40ms", "-j", 1) == 3
+    err = capsys.readouterr().err
+    assert err.count("warning: ") == len(INPUTS) and "fewer than two periods of fmin" in err and "Warning:" not in err
+    lines = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+    assert all(len(line["warnings"]) == 1 for line in lines if line["status"] == "ok")
+
+
 # ------------------------------------------------------------------------------------------------- resume, determinism
 @pytest.mark.parametrize("kind", ["npy", "kaldi"])
 def test_a_second_run_computes_nothing(ws, tmp_path, kind, capsys):
@@ -322,3 +333,23 @@ def test_jobs_2_writes_the_bytes_of_jobs_1(ws, tmp_path, kind):
     assert sorted(runs["jobs2"]) == sorted(runs["jobs1"])
     for file, data in runs["jobs1"].items():
         assert runs["jobs2"][file] == data, file
+
+
+# ------------------------------------------------------------------------------------------------- the registry hook
+def test_member_geometry_of_pitch_and_a_spec_without_one():
+    from audiokit.pipelines import registry
+    from audiokit.pipelines.pitch import PitchOptions
+
+    spec = registry.spec("pitch")
+    assert spec.member_geometry is not None
+    options = PitchOptions(method="yin", win="64ms", hop="10ms")
+    geometry = spec.member_geometry(options, 22050)
+    # 10 ms at 22.05 kHz is 220.5 samples: the single-file command's hop, whatever the rounding (audiokit.units)
+    hop = options.model(22050).geometry.hop_length
+    assert hop in (220, 221) and (geometry.n_feats, geometry.hop_length, geometry.sr) == (3, hop, 22050)
+    assert geometry.frame_shift == hop / 22050
+    assert (geometry.feature_type, geometry.channel) == ("audiokit-pitch-yin", "mix")
+    with pytest.raises(TypeError, match="run_member and member_geometry go together"):
+        registry.JobSpec(
+            name="x", options=PitchOptions, check=spec.check, outputs=spec.outputs, run=spec.run, run_member=spec.run_member
+        )
