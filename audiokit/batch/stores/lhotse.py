@@ -10,7 +10,7 @@ Inputs
 
     {"id": str,             # original id (may hold "." and "/"); kept in the cut's custom["audiokit_id"]
      "key": str,            # WebDataset-safe key (no "."): the member / file name, and the Lhotse cut id
-     "source": str,         # absolute input path (the Recording's AudioSource, type "file")
+     "source": str,         # absolute input path or URL (the Recording's AudioSource, type "file" or "url")
      "start": float | None, # segment start in the input (s), None for a whole file
      "duration": float,     # seconds of audio the features cover (n_samples / sr)
      "sr": int,             # rate of the features' audio (Hz; after --sr resampling)
@@ -31,8 +31,10 @@ What the views are
 ------------------
 * A mono input or ``--channel N``: a ``MonoCut`` (``channel`` N); ``--mix`` of a multi-channel input: a ``MultiCut``
   over all channels (``load_audio()`` gives every channel, the features are of their mix).
-* The cut's Recording is the input file (``AudioSource`` type ``file``, all its channels); after ``--sr`` it carries
-  Lhotse's ``Resample`` transform (``Recording.resample``), so ``cut.load_audio()`` gives audio at ``sr``.
+* The cut's Recording is the input file (``AudioSource`` type ``file``, all its channels; an input read from a URL,
+  ``s3://bucket/a.flac``: type ``url``, which Lhotse reads through ``smart_open``, as a ``file`` source it would hand
+  the URL to soundfile and fail); after ``--sr`` it carries Lhotse's ``Resample`` transform (``Recording.resample``),
+  so ``cut.load_audio()`` gives audio at ``sr``.
 * One supervision per cut, spanning it, with the speaker when known (samplers and ASR collation expect one).
 * Features as ``DataCut.compute_and_store_features`` writes them: ``start`` = the cut's start, ``duration`` =
   ``round(duration, 8)``, ``channels`` = the cut's channel, no ``recording_id``.  The shard member is that manifest
@@ -59,6 +61,7 @@ from typing import Any
 
 from ...errors import ParameterError
 from ...io.atomic import atomic_output
+from ...io.remote import is_url
 
 __all__ = [
     "check_lhotse_framing",
@@ -226,7 +229,8 @@ def _num_samples(duration: float, sr: int) -> int:
 
 
 def _recording(record: Record) -> dict[str, Any]:
-    """``Recording.from_file(source).to_dict()`` (then ``.resample(sr)`` when ``source_sr`` differs)."""
+    """``Recording.from_file(source).to_dict()`` (then ``.resample(sr)`` when ``source_sr`` differs); a URL source is
+    an ``AudioSource`` of type ``url`` (Lhotse reads it with ``open_best``), a path one of type ``file``."""
     sr = int(record["sr"])
     source_sr = int(record.get("source_sr") or sr)
     n_samples = record.get("source_n_samples")
@@ -237,7 +241,7 @@ def _recording(record: Record) -> dict[str, Any]:
     channels = list(range(_input_channels(record)))
     recording: dict[str, Any] = {
         "id": _recording_id(record),
-        "sources": [{"type": "file", "channels": channels, "source": str(record["source"])}],
+        "sources": [{"type": _source_type(record["source"]), "channels": channels, "source": str(record["source"])}],
         "sampling_rate": source_sr,
         "num_samples": int(n_samples),
         "duration": int(n_samples) / source_sr,
@@ -250,6 +254,11 @@ def _recording(record: Record) -> dict[str, Any]:
             {"name": "Resample", "kwargs": {"source_sampling_rate": source_sr, "target_sampling_rate": sr}}
         ]
     return recording
+
+
+def _source_type(source: str) -> str:
+    """Lhotse's ``AudioSource.type`` of an input: ``url`` for ``scheme://...`` (``s3://``, ``https://``), else ``file``."""
+    return "url" if is_url(str(source)) else "file"
 
 
 def _start(record: Record) -> float:
