@@ -45,7 +45,7 @@ READABLE = "WAV, FLAC, OGG Vorbis/Opus" + (", MP3" if "MP3" in sf.available_form
 #: Samples per channel in one block read by the streaming commands (64 Ki: 256 KiB per float32 channel).
 BLOCK_SAMPLES = 1 << 16
 
-NonFinitePolicy = Literal["error", "zero"]
+NonFinitePolicy = Literal["error", "zero", "keep"]
 
 
 class AudioSource:
@@ -169,9 +169,10 @@ class AudioSource:
                     f"{where / self.sr:.6g} s); use --fix-nonfinite to replace them with 0",
                     self.name,
                 )
-            block = np.where(finite, block, 0)
+            if self._nonfinite == "zero":
+                block = np.where(finite, block, 0)
         if not self._warned_full_scale:
-            over = np.abs(block) > 1.0
+            over = (np.abs(block) > 1.0) & finite  # an Inf kept ("keep") is not a level beyond full scale
             if over.any():
                 where = first_frame + int(np.flatnonzero(over.any(axis=0))[0])
                 self._warned_full_scale = True
@@ -401,9 +402,10 @@ def open_audio(
         Interpret the bytes as headerless PCM with this rate, format and
         channel count instead of reading a header (refused for bytes that
         start with a container signature: the header would be read as samples).
-    nonfinite : {'error', 'zero'}
-        What to do with NaN/Inf samples: refuse the file (default) or replace
-        them with 0.
+    nonfinite : {'error', 'zero', 'keep'}
+        What to do with NaN/Inf samples: refuse the file (default), replace
+        them with 0, or keep them (for a caller that counts them and reads
+        them as 0 itself: ``stats``).
     allow_empty : bool
         Accept a file with zero frames (only for commands that do not analyse).
     storage_options : mapping, optional
@@ -618,7 +620,7 @@ def read(
         Headerless PCM description.
     dtype : {'float64', 'float32'}
         Sample type of the result; full scale is ±1.
-    nonfinite : {'error', 'zero'}
+    nonfinite : {'error', 'zero', 'keep'}
         NaN/Inf policy.
 
     Returns

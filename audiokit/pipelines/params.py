@@ -189,20 +189,24 @@ class InputOptions:
             raise ParameterError(f"--rate: {sr} Hz is outside the accepted range {MIN_SR}..{MAX_SR} Hz")
         return RawFormat(sr=sr, format=self.format.lower(), channels=1 if self.channels is None else self.channels)
 
-    def open(self, path: str, *, allow_empty: bool = False) -> AudioSource:
-        """Open ``path`` (``-``, or a URL) with these options (restricted to the segment, if one is set; resampled)."""
-        source = self._open(path, allow_empty)
+    def open(self, path: str, *, allow_empty: bool = False, count_nonfinite: bool = False) -> AudioSource:
+        """Open ``path`` (``-``, or a URL) with these options (restricted to the segment, if one is set; resampled).
+
+        ``count_nonfinite``: with ``fix_nonfinite``, NaN/Inf samples reach the caller as they are (it counts them and
+        reads them as 0 itself, as ``stats`` does) instead of as 0; not with ``resample_to`` (the filter needs 0).
+        """
+        source = self._open(path, allow_empty, count_nonfinite and self.resample_to is None)
         if self.resample_to is None:
             return source
         from .resampled import resampled
 
         return cast("AudioSource", resampled(source, self.resample_to))
 
-    def _open(self, path: str, allow_empty: bool) -> AudioSource:
+    def _open(self, path: str, allow_empty: bool, keep: bool = False) -> AudioSource:
         source = open_audio(
             path,
             raw=self.raw_format(),
-            nonfinite="zero" if self.fix_nonfinite else "error",
+            nonfinite=("keep" if keep else "zero") if self.fix_nonfinite else "error",
             allow_empty=allow_empty,
             storage_options=self.storage_options,
         )

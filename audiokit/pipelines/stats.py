@@ -129,8 +129,12 @@ def measure_stats(source: AudioSource, options: StatsOptions = StatsOptions(), r
 def stats(
     path: str, options: StatsOptions = StatsOptions(), *, inputs: InputOptions = InputOptions(), reporter: Reporter = SILENT
 ) -> dict[str, Any]:
-    """Open ``path`` and :func:`measure_stats` it."""
-    with inputs.open(path) as source:
+    """Open ``path`` and :func:`measure_stats` it.
+
+    NaN/Inf samples refuse the file (exit 3) unless ``inputs.fix_nonfinite``; then they are counted (``nan_count``,
+    ``inf_count``, as stored in the file) and read as 0 in every other field (:class:`~audiokit.dsp.stats.StatsMeter`).
+    """
+    with inputs.open(path, count_nonfinite=True) as source:
         return measure_stats(source, options, reporter)
 
 
