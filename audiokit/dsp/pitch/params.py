@@ -22,7 +22,12 @@ import numpy as np
 from ...errors import ParameterError
 from ...validate import check_int, check_real
 
-__all__ = ["PitchGeometry", "PitchGrid", "check_audio", "next_fast_len"]
+__all__ = ["FRAME_LENGTH", "PRIOR", "SR", "PitchGeometry", "PitchGrid", "PyinPrior", "check_audio", "next_fast_len"]
+
+#: librosa 0.11's default sample rate of ``yin``/``pyin`` (Hz).
+SR = 22050
+#: librosa 0.11's default frame length of ``yin``/``pyin`` (samples; the hop defaults to a quarter of it).
+FRAME_LENGTH = 2048
 
 
 def next_fast_len(n: int) -> int:
@@ -182,3 +187,39 @@ class PitchGrid:
         semitones per frame times ``n_bins_per_semitone``, plus one."""
         semitones = round(max_transition_rate * 12 * hop_length / sr)
         return int(semitones * self.n_bins_per_semitone + 1)
+
+
+@dataclass(frozen=True)
+class PyinPrior:
+    """pYIN's model besides the framing, under librosa 0.11's names, with its defaults (:data:`PRIOR`, written here
+    once; :func:`~.pyin.pyin`'s signature reads them); checked by :meth:`~.pyin.PyinModel.make`.
+
+    Attributes
+    ----------
+    n_thresholds : int
+        Thresholds of the beta prior (>= 1).
+    beta_parameters : (float, float)
+        Beta distribution shape parameters of the threshold prior (> 0).
+    boltzmann_parameter : float
+        Boltzmann prior shape over troughs (> 0; larger favours shorter periods).
+    resolution : float in (0, 1)
+        Pitch bin spacing (semitones; 0.01 = cents).
+    max_transition_rate : float
+        Largest pitch change (octaves per second, > 0).
+    switch_prob : float in (0, 1)
+        Voiced/unvoiced switch probability per frame.
+    no_trough_prob : float in [0, 1]
+        Weight given to the global minimum for thresholds no trough is below.
+    """
+
+    n_thresholds: int = 100
+    beta_parameters: tuple[float, float] = (2, 18)
+    boltzmann_parameter: float = 2
+    resolution: float = 0.1
+    max_transition_rate: float = 35.92
+    switch_prob: float = 0.01
+    no_trough_prob: float = 0.01
+
+
+#: librosa 0.11's pYIN defaults.
+PRIOR = PyinPrior()

@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import ParameterError
 from ...validate import check_int, check_real
 from .difference import cmnd, frame_signal, parabolic_shifts
-from .params import PitchGeometry, PitchGrid, check_audio
+from .params import FRAME_LENGTH, PRIOR, SR, PitchGeometry, PitchGrid, PyinPrior, check_audio
 from .probabilities import ObservationModel
 from .transitions import TransitionBand
 from .viterbi import OnlineViterbi
@@ -40,27 +40,21 @@ class PyinModel:
         sr: float,
         fmin: float,
         fmax: float,
-        frame_length: int = 2048,
+        frame_length: int = FRAME_LENGTH,
         hop_length: int | None = None,
-        n_thresholds: int = 100,
-        beta_parameters: tuple[float, float] = (2, 18),
-        boltzmann_parameter: float = 2,
-        resolution: float = 0.1,
-        max_transition_rate: float = 35.92,
-        switch_prob: float = 0.01,
-        no_trough_prob: float = 0.01,
+        prior: PyinPrior = PRIOR,
     ) -> PyinModel:
-        """Check every parameter (ParameterError) and build the model."""
+        """Check the framing and every parameter of ``prior`` (ParameterError) and build the model."""
         geometry = PitchGeometry.make(sr=sr, fmin=fmin, fmax=fmax, frame_length=frame_length, hop_length=hop_length)
-        grid = PitchGrid(geometry.fmin, geometry.fmax, resolution)
-        k = check_int(n_thresholds, "n_thresholds", minimum=1)
-        if len(beta_parameters) != 2:
-            raise ParameterError(f"beta_parameters must be two numbers, got {beta_parameters!r}")
-        a, b = (check_real(p, "beta_parameters", positive=True) for p in beta_parameters)
-        lam = check_real(boltzmann_parameter, "boltzmann_parameter", positive=True)
-        rate = check_real(max_transition_rate, "max_transition_rate", positive=True)
-        switch = check_real(switch_prob, "switch_prob")
-        no_trough = check_real(no_trough_prob, "no_trough_prob")
+        grid = PitchGrid(geometry.fmin, geometry.fmax, prior.resolution)
+        k = check_int(prior.n_thresholds, "n_thresholds", minimum=1)
+        if len(prior.beta_parameters) != 2:
+            raise ParameterError(f"beta_parameters must be two numbers, got {prior.beta_parameters!r}")
+        a, b = (check_real(p, "beta_parameters", positive=True) for p in prior.beta_parameters)
+        lam = check_real(prior.boltzmann_parameter, "boltzmann_parameter", positive=True)
+        rate = check_real(prior.max_transition_rate, "max_transition_rate", positive=True)
+        switch = check_real(prior.switch_prob, "switch_prob")
+        no_trough = check_real(prior.no_trough_prob, "no_trough_prob")
         if not 0 <= no_trough <= 1:
             raise ParameterError(f"no_trough_prob={no_trough} must be in [0, 1]")
         observation = ObservationModel(geometry, grid, k, (a, b), lam, no_trough)
@@ -114,21 +108,24 @@ def pyin(
     *,
     fmin: float,
     fmax: float,
-    sr: float = 22050,
-    frame_length: int = 2048,
+    sr: float = SR,
+    frame_length: int = FRAME_LENGTH,
     hop_length: int | None = None,
-    n_thresholds: int = 100,
-    beta_parameters: tuple[float, float] = (2, 18),
-    boltzmann_parameter: float = 2,
-    resolution: float = 0.1,
-    max_transition_rate: float = 35.92,
-    switch_prob: float = 0.01,
-    no_trough_prob: float = 0.01,
+    n_thresholds: int = PRIOR.n_thresholds,
+    beta_parameters: tuple[float, float] = PRIOR.beta_parameters,
+    boltzmann_parameter: float = PRIOR.boltzmann_parameter,
+    resolution: float = PRIOR.resolution,
+    max_transition_rate: float = PRIOR.max_transition_rate,
+    switch_prob: float = PRIOR.switch_prob,
+    no_trough_prob: float = PRIOR.no_trough_prob,
     fill_na: float | None = np.nan,
     center: bool = True,
     pad_mode: str = "constant",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Fundamental frequency by probabilistic YIN (librosa 0.11's ``pyin``: same arguments, same results).
+    """Fundamental frequency by probabilistic YIN (librosa 0.11's ``pyin``: same arguments, defaults and results),
+    decoded by an exact banded Viterbi.
+
+    The model's parameters (``n_thresholds`` .. ``no_trough_prob``) are those of :class:`~.params.PyinPrior`.
 
     Parameters
     ----------
@@ -136,12 +133,8 @@ def pyin(
         Audio; every leading axis is analysed separately.
     fmin, fmax : float
         Frequency range (Hz) and the pitch grid's ends; ``0 < fmin < fmax <= sr / 2``.
-    sr : float
-        Sample rate (Hz).
-    frame_length : int
-        Frame length (samples).
-    hop_length : int or None
-        Hop (samples); None means ``frame_length // 4``.
+    sr, frame_length, hop_length : float, int, int or None
+        Sample rate (Hz), frame length and hop (samples; hop None means ``frame_length // 4``), as :func:`~.yin.yin`.
     n_thresholds : int
         Thresholds of the beta prior.
     beta_parameters : (float, float)
@@ -168,20 +161,10 @@ def pyin(
     voiced_flag : np.ndarray, shape (..., n_frames), bool
     voiced_prob : np.ndarray, shape (..., n_frames), float64
     """
-    model = PyinModel.make(
-        sr=sr,
-        fmin=fmin,
-        fmax=fmax,
-        frame_length=frame_length,
-        hop_length=hop_length,
-        n_thresholds=n_thresholds,
-        beta_parameters=beta_parameters,
-        boltzmann_parameter=boltzmann_parameter,
-        resolution=resolution,
-        max_transition_rate=max_transition_rate,
-        switch_prob=switch_prob,
-        no_trough_prob=no_trough_prob,
+    prior = PyinPrior(
+        n_thresholds, beta_parameters, boltzmann_parameter, resolution, max_transition_rate, switch_prob, no_trough_prob
     )
+    model = PyinModel.make(sr=sr, fmin=fmin, fmax=fmax, frame_length=frame_length, hop_length=hop_length, prior=prior)
     y = check_audio(y)
     padded = pad_centered(y, model.geometry.frame_length, center=center, pad_mode=pad_mode)
     lead = padded.shape[:-1]
