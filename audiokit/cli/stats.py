@@ -92,7 +92,9 @@ def stats_command(
     --window, 50 ms), crest factor, flat factor, peak count, bit depth used,
     and what ffmpeg's astats adds: zero crossings, noise floor, dynamic range,
     NaN/Inf and subnormal counts.  Each field equals `sox FILE -n stats` (the
-    definitions: README, "Levels and loudness").  Files are
+    definitions: README, "Levels and loudness").  A float file holding NaN or
+    Inf is refused unless --fix-nonfinite: then they are counted as stored
+    (the NaN / Inf row) and read as 0 in every other field.  Files are
     streamed in blocks.  --json and --jsonl follow `audiokit info`: one object
     per file.
 
