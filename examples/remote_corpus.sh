@@ -7,23 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=examples/out/remote_corpus
 rm -rf "$out" && mkdir -p "$out/corpus"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-moto_server -H 127.0.0.1 -p "$port" > "$out/moto.log" 2>&1 &
-server=$!
-trap 'kill "$server"' EXIT
-export AWS_ENDPOINT_URL="http://127.0.0.1:$port" AWS_ACCESS_KEY_ID=example-key AWS_SECRET_ACCESS_KEY=example-secret
-export AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+source examples/lib/moto.sh
+moto_start "$out" audio feats  # the server, its endpoint and credentials in AWS_* (for s3fs), two buckets
 python3 - "$out/corpus" <<'PY'
-import pathlib, sys, time, boto3, botocore, numpy as np, soundfile as sf
+import pathlib, sys, boto3, numpy as np, soundfile as sf
 root = pathlib.Path(sys.argv[1])
 s3 = boto3.client("s3")
-for _ in range(100):  # the server is up within a second or two
-    try:
-        s3.create_bucket(Bucket="audio")
-        s3.create_bucket(Bucket="feats")
-        break
-    except botocore.exceptions.EndpointConnectionError:
-        time.sleep(0.1)
 for i in range(12):  # 12 short utterances of 3 speakers
     t = np.arange(16000 + 800 * i) / 16000
     (root / f"spk{i % 3}").mkdir(exist_ok=True)

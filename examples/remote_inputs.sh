@@ -6,24 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=examples/out/remote
 rm -rf "$out" && mkdir -p "$out"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-moto_server -H 127.0.0.1 -p "$port" > "$out/moto.log" 2>&1 &
-server=$!
-trap 'kill "$server"' EXIT
-# Credentials and endpoint for s3fs (any key works against moto); --storage-option endpoint_url=... would do too.
-export AWS_ENDPOINT_URL="http://127.0.0.1:$port" AWS_ACCESS_KEY_ID=example-key AWS_SECRET_ACCESS_KEY=example-secret
-export AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
-python3 - <<'PY'
-import time, boto3, botocore
-s3 = boto3.client("s3")
-for _ in range(100):  # the server is up within a second or two
-    try:
-        s3.create_bucket(Bucket="corpus")
-        break
-    except botocore.exceptions.EndpointConnectionError:
-        time.sleep(0.1)
-s3.upload_file("examples/data/speech.wav", "corpus", "speech/speech.wav")
-PY
+source examples/lib/moto.sh
+moto_start "$out" corpus  # the server, its endpoint and credentials in AWS_* (for s3fs), bucket "corpus"
+python3 -c 'import boto3; boto3.client("s3").upload_file("examples/data/speech.wav", "corpus", "speech/speech.wav")'
 
 audiokit info s3://corpus/speech/speech.wav
 audiokit mel s3://corpus/speech/speech.wav --npy "$out/remote.mel.npy" > /dev/null

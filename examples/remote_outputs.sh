@@ -7,25 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=examples/out/remote_outputs
 rm -rf "$out" && mkdir -p "$out/corpus"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-moto_server -H 127.0.0.1 -p "$port" > "$out/moto.log" 2>&1 &
-server=$!
-trap 'kill "$server"' EXIT
-export AWS_ENDPOINT_URL="http://127.0.0.1:$port" AWS_ACCESS_KEY_ID=example-key AWS_SECRET_ACCESS_KEY=example-secret
-export AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+source examples/lib/moto.sh
+moto_start "$out" feats  # the server, its endpoint and credentials in AWS_* (for s3fs), bucket "feats"
 python3 - "$out/corpus" <<'PY'
-import sys, time, boto3, botocore, numpy as np, soundfile as sf
+import sys, numpy as np, soundfile as sf
 root = sys.argv[1]
 for i in range(12):  # 12 short utterances of 3 speakers
     t = np.arange(16000 + 800 * i) / 16000
     sf.write(f"{root}/spk{i % 3}_utt{i:02d}.flac", 0.3 * np.sin(2 * np.pi * (200 + 40 * i) * t), 16000)
-s3 = boto3.client("s3")
-for _ in range(100):  # the server is up within a second or two
-    try:
-        s3.create_bucket(Bucket="feats")
-        break
-    except botocore.exceptions.EndpointConnectionError:
-        time.sleep(0.1)
 PY
 
 audiokit batch mel "$out/corpus" --out s3://feats/shards --store shards --shard-size 4u -j 2
