@@ -50,6 +50,12 @@ Steps of :func:`find_peaks`
    ``_REFIT_BAND`` weaker ones subtracted, ``_REFIT_PASSES`` times.
 5. :func:`_report` keeps the refitted picks ``min_separation_hz`` apart, in
    order, up to ``k``; :func:`_peak_from` turns each into a :class:`Peak`.
+
+The steps run as a generator of least-squares problems (:class:`_PeakSearch`);
+:func:`_find_peaks_together` advances the searches of many spectra in lockstep
+and answers each round's problems in batched calls, the bits of one at a time
+(``spectrum`` fits the channels of a file so).  Both are private: the public
+result is :func:`find_peaks`, per spectrum.
 """
 
 from __future__ import annotations
@@ -69,7 +75,7 @@ from .bounded import bounded_search
 from .dft import Spectrum, one_sided_weights
 from .windows import enbw
 
-__all__ = ["INTERPOLATIONS", "Interpolation", "Peak", "PeakSearch", "find_peaks", "find_peaks_together"]
+__all__ = ["INTERPOLATIONS", "Interpolation", "Peak", "find_peaks"]
 
 Interpolation = Literal["kernel", "quadratic-log", "none"]
 INTERPOLATIONS: tuple[str, ...] = ("kernel", "quadratic-log", "none")
@@ -1079,13 +1085,19 @@ def find_peaks(
     then stands, or the bin itself.  The steps are listed in the module
     docstring.
     """
-    return find_peaks_together(
-        [PeakSearch(spec, k=k, threshold_db=threshold_db, min_separation_hz=min_separation_hz, interpolation=interpolation)]
+    return _find_peaks_together(
+        [_PeakSearch(spec, k=k, threshold_db=threshold_db, min_separation_hz=min_separation_hz, interpolation=interpolation)]
     )[0]
 
 
-class PeakSearch:
-    """:func:`find_peaks` of one spectrum, started: to be finished, alone or with others, by :func:`find_peaks_together`.
+class _PeakSearch:
+    """:func:`find_peaks` of one spectrum, started: to be finished, alone or with others, by :func:`_find_peaks_together`.
+
+    Private: the protocol by which :func:`find_peaks` and the ``spectrum`` pipeline
+    (:mod:`audiokit.pipelines.spectrum`, the channels of one file) run their
+    searches.  Its :attr:`request` is one of this module's private problem types
+    and only :func:`_solve_all` answers it, so the class is of no use outside;
+    the results are :func:`find_peaks`' bit for bit, which is the public API.
 
     The constructor takes :func:`find_peaks`' arguments, checks them, warns
     about a silent spectrum, finds the candidates and runs the search up to
@@ -1144,12 +1156,12 @@ class PeakSearch:
 
 
 def _peaks(refit: _Refit, spec: Spectrum, k: int, min_sep_bins: float) -> _Steps[list[Peak]]:
-    """The search of :class:`PeakSearch`: the reported picks as :class:`Peak`."""
+    """The search of :class:`_PeakSearch`: the reported picks as :class:`Peak`."""
     picks = yield from _report(refit, k, min_sep_bins)
     return [_peak_from(pick, spec) for pick in picks]
 
 
-def find_peaks_together(searches: Sequence[PeakSearch]) -> list[list[Peak]]:
+def _find_peaks_together(searches: Sequence[_PeakSearch]) -> list[list[Peak]]:
     """Finish every search: the peaks of each, in order, each equal to :func:`find_peaks` of its spectrum alone.
 
     The searches advance in lockstep; each round solves the waiting

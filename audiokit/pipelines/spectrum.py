@@ -334,14 +334,14 @@ def _analysed(
     Each channel's peak search starts as its spectrum is computed (its
     warnings come in channel order) and the searches of a batch of channels
     (about :data:`_PEAK_BATCH_BINS` bins, at most :data:`_PEAK_BATCH_CHANNELS`) finish
-    together (:func:`~audiokit.dsp.peaks.find_peaks_together`: their
+    together (:func:`~audiokit.dsp.peaks._find_peaks_together`: their
     least-squares problems solved in batched calls, each with the bits
     ``find_peaks`` of the channel alone gives).
     """
     from ..dsp.dft import spectrum
-    from ..dsp.peaks import PeakSearch
+    from ..dsp.peaks import _PeakSearch
 
-    batch: list[tuple[Any, int, PeakSearch | None]] = []
+    batch: list[tuple[Any, int, _PeakSearch | None]] = []
     held = 0
     for x_c in _channel_samples(source, first, n, options):
         # Huge float samples are analysed scaled by an exact power of two (the fit squares |X|), then back.
@@ -351,7 +351,7 @@ def _analysed(
         spec = spectrum(x_c, sr=source.sr, window=window, n_fft=n_fft, backend=options.fft, overwrite_x=True)
         del x_c
         search = (
-            PeakSearch(spec, k=options.peaks, threshold_db=-options.threshold, min_separation_hz=separation)
+            _PeakSearch(spec, k=options.peaks, threshold_db=-options.threshold, min_separation_hz=separation)
             if options.peaks
             else None
         )
@@ -366,9 +366,9 @@ def _analysed(
 
 def _finished(batch: list[tuple[Any, int, Any]], name: str) -> Iterator[tuple[Any, list[Any]]]:
     """Finish the searches of ``batch`` together; yield each channel's spectrum (unscaled) and peaks, emptying it."""
-    from ..dsp.peaks import find_peaks_together
+    from ..dsp.peaks import _find_peaks_together
 
-    found = iter(find_peaks_together([search for _, _, search in batch if search is not None]))
+    found = iter(_find_peaks_together([search for _, _, search in batch if search is not None]))
     while batch:
         spec, exponent, search = batch.pop(0)  # the batch lets go of each spectrum as it is handed over
         peaks = next(found) if search is not None else []

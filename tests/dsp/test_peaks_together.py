@@ -1,4 +1,4 @@
-"""Peak searches finished together (audiokit.dsp.peaks.PeakSearch, find_peaks_together) give, bit for bit, what
+"""Peak searches finished together (audiokit.dsp.peaks._PeakSearch, _find_peaks_together) give, bit for bit, what
 find_peaks gives for each spectrum alone; the batched least-squares steps equal the one-problem-at-a-time
 formulation they replaced (written out here as the reference: a kernel call, ``np.linalg.lstsq``, the residual).
 """
@@ -13,17 +13,17 @@ import pytest
 from audiokit.dsp.dft import spectrum
 from audiokit.dsp.peaks import (
     _LSQ_RCOND,
-    PeakSearch,
+    _find_peaks_together,
     _Grid,
     _Kernel,
     _lsq_stack,
     _lstsq_stack,
     _Model,
+    _PeakSearch,
     _Solve,
     _solve_all,
     _Tone,
     find_peaks,
-    find_peaks_together,
 )
 from audiokit.dsp.windows import get_window
 
@@ -65,14 +65,14 @@ def _mixed_spectra() -> list[tuple[object, dict]]:
 def test_together_equals_each_alone():
     cases = _mixed_spectra()
     alone = [find_peaks(spec, **kw) for spec, kw in cases]
-    together = find_peaks_together([PeakSearch(spec, **kw) for spec, kw in cases])
+    together = _find_peaks_together([_PeakSearch(spec, **kw) for spec, kw in cases])
     assert together == alone  # Peak is a frozen dataclass of floats: exact equality
     assert sum(map(len, alone)) > 40
     # the company a search keeps does not matter: reversed, and in pairs
-    reverse = find_peaks_together([PeakSearch(spec, **kw) for spec, kw in reversed(cases)])
+    reverse = _find_peaks_together([_PeakSearch(spec, **kw) for spec, kw in reversed(cases)])
     assert reverse[::-1] == alone
     for i in range(0, len(cases) - 1, 2):
-        pair = find_peaks_together([PeakSearch(spec, **kw) for spec, kw in cases[i : i + 2]])
+        pair = _find_peaks_together([_PeakSearch(spec, **kw) for spec, kw in cases[i : i + 2]])
         assert pair == alone[i : i + 2]
 
 
@@ -81,17 +81,17 @@ def test_a_silent_spectrum_warns_when_its_search_starts():
         warnings.simplefilter("ignore")
         spec = spectrum(np.zeros(64), sr=SR)
     with pytest.warns(UserWarning, match="spectrum is silent"):
-        search = PeakSearch(spec, k=3)
+        search = _PeakSearch(spec, k=3)
     assert search.result == [] and search.request is None
     loud = spectrum(_channels(64, 1, 1)[0], sr=SR)
-    results = find_peaks_together([search, PeakSearch(loud, k=3)])
+    results = _find_peaks_together([search, _PeakSearch(loud, k=3)])
     assert results == [[], find_peaks(loud, k=3)]
 
 
 def test_bad_arguments_fail_when_the_search_starts():
     spec = spectrum(_channels(64, 1, 1)[0], sr=SR)
     with pytest.raises(Exception, match="invalid k"):
-        PeakSearch(spec, k=0)
+        _PeakSearch(spec, k=0)
 
 
 # --------------------------------------------------------------------------- the batched steps against one at a time
