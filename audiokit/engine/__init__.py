@@ -98,6 +98,10 @@ def _import_error(name: str) -> str | None:
             from audiokit.engine import pyfftw_core
 
             pyfftw_core.load()
+        elif name == "scipy":  # the pocketfft extension alone, else scipy.fft (audiokit.engine.fallback)
+            from audiokit.engine.fallback import _scipy_core
+
+            _scipy_core()
         else:
             importlib.import_module(_MODULE_OF[name])
     except ImportError as exc:  # includes a module set to None in sys.modules
