@@ -40,6 +40,15 @@ sf.write("examples/out/podcast_-16.wav", x * 10 ** (float(sys.argv[1]) / 20), sr
 PY
 audiokit loudness examples/out/podcast_-16.wav --target -16 --jsonl | jq -c '[.integrated_lufs, .gain_db, .true_peak_dbtp]'
 
+echo "== a corpus: the report of each file in results.jsonl, its 100 ms curves as <id>.loudness.npy + .json"
+rm -rf examples/out/loudness_batch
+audiokit batch loudness examples/out/podcast.wav examples/out/podcast_-16.wav --out examples/out/loudness_batch \
+  --target -16 --series -j 1
+jq -c '[.id, .integrated_lufs, .gain_db]' examples/out/loudness_batch/results.jsonl
+python3 -c "import numpy as np; print(np.load('examples/out/loudness_batch/podcast.loudness.npy').shape)"
+audiokit loudness examples/out/podcast.wav --series examples/out/podcast.loudness.npy > /dev/null
+cmp examples/out/podcast.loudness.npy examples/out/loudness_batch/podcast.loudness.npy && echo "batch --series = single-file --series"
+
 if command -v ffmpeg > /dev/null; then
   echo "== ffmpeg's ebur128 filter on the same file (its summary)"
   ffmpeg -nostats -hide_banner -i examples/out/podcast.wav -af ebur128=peak=true -f null - 2>&1 | sed -n '/Summary:/,$p'

@@ -20,6 +20,17 @@ if command -v sox > /dev/null; then
 fi
 audiokit stats examples/out/stereo_stats.wav --json | jq -c '[.overall.peak_level_db, .levels[1].flat_factor, .levels[0].bit_depth]'
 
+echo "== a float file holding NaN and Inf: refused, unless --fix-nonfinite, which counts them (and reads them as 0)"
+python3 - <<'PY'
+import numpy as np, soundfile as sf
+x = 0.25 * np.sin(np.arange(16000) / 8)
+x[[100, 2000, 9000]] = np.nan
+x[[500, 7000]] = [np.inf, -np.inf]
+sf.write("examples/out/nonfinite.wav", x.astype(np.float32), 16000, subtype="FLOAT")
+PY
+audiokit stats examples/out/nonfinite.wav || echo "(exit $?)"
+audiokit stats examples/out/nonfinite.wav --fix-nonfinite --json | jq -c '[.overall.nan_count, .overall.inf_count]'
+
 echo "== the speech example: pauses below -40 dB re its loudest 10 ms frame, at least 0.3 s"
 audiokit silence examples/data/speech.wav --threshold -40dB --relative --min-silence 0.3s --hangover 50ms \
   -m examples/out/speech_segments.jsonl
