@@ -7,7 +7,8 @@ so a client never sees a response the log lacks): the tests count
 requests and bytes from there, not from the client.  :class:`RangeHTTPServer` serves a folder over plain HTTP/1.1
 with ``Range: bytes=a-b`` honoured (Python's SimpleHTTPRequestHandler sends whole files) and logs the same way.
 
-Both bind port 0 (a free port chosen by the kernel) and are stopped by ``stop()``.
+Both bind port 0 (a free port chosen by the kernel) and are stopped by ``stop()``.  :func:`run_audiokit` runs the
+CLI in a subprocess with a test's environment (the batches of the tests reach the server from their own processes).
 """
 
 from __future__ import annotations
@@ -15,13 +16,28 @@ from __future__ import annotations
 import http.server
 import os
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CountingMotoServer", "RangeHTTPServer", "Request", "RequestLog", "FAKE_KEY", "FAKE_SECRET", "server_environment"]
+__all__ = [
+    "AUDIOKIT",
+    "CountingMotoServer",
+    "RangeHTTPServer",
+    "Request",
+    "RequestLog",
+    "FAKE_KEY",
+    "FAKE_SECRET",
+    "run_audiokit",
+    "server_environment",
+]
+
+#: The command line of the CLI in a subprocess: ``python -m audiokit`` of this interpreter.
+AUDIOKIT = [sys.executable, "-m", "audiokit"]
 
 #: Credentials moto accepts (it checks none unless auth is switched on); the tests grep outputs for the secret.
 FAKE_KEY = "AKIAAUDIOKITTESTKEY1"
@@ -138,6 +154,22 @@ def server_environment(endpoint: str) -> dict[str, str]:
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
     }
+
+
+def run_audiokit(
+    *args: object, env: dict[str, str], cwd: str | os.PathLike[str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``python -m audiokit ARGS`` (each made text) with ``env``, standard input closed, its output captured as text;
+    a hang guard of ``timeout`` seconds (subprocess.TimeoutExpired), not a timing measurement."""
+    return subprocess.run(
+        [*AUDIOKIT, *map(str, args)],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")

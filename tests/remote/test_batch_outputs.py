@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.remote import FAKE_KEY, FAKE_SECRET
+from tests.helpers.remote import AUDIOKIT, FAKE_KEY, FAKE_SECRET, run_audiokit
 from tests.helpers.stores import SPEAKER_REGEX, kill_when, make_corpus
 from tests.remote.test_remote_inputs import denied_user  # noqa: F401 (a fixture: moto's IAM user denied every S3 action)
 
@@ -62,26 +62,7 @@ def local_store(inputs, s3, tmp_path_factory):
         if (store, shard_size) not in made:
             out = tmp_path_factory.mktemp(f"local-{store}") / "out"
             env = dict(os.environ, **s3.env)
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "audiokit",
-                    "batch",
-                    "mel",
-                    inputs,
-                    "--out",
-                    str(out),
-                    *_store_args(store, shard_size),
-                    "-j",
-                    "1",
-                    "-q",
-                ],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
+            proc = run_audiokit("batch", "mel", inputs, "--out", out, *_store_args(store, shard_size), "-j", "1", "-q", env=env)
             assert proc.returncode == 0, proc.stderr
             made[store, shard_size] = out
         return made[store, shard_size]
@@ -299,7 +280,7 @@ def test_the_server_stopped_mid_batch_is_exit_4_and_the_resume_completes(inputs,
     env = dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}")
     prefix = _prefix()
     url = f"s3://{OUT_BUCKET}/{prefix}"
-    args = [sys.executable, "-m", "audiokit", "batch", "mel", inputs, "--out", url, *_store_args("npy"), "-j", "1"]
+    args = [*AUDIOKIT, "batch", "mel", inputs, "--out", url, *_store_args("npy"), "-j", "1"]
     fail_fast = ["--storage-option", 'config_kwargs={"retries": {"max_attempts": 1}}']
     proc = subprocess.Popen([*args, "--chunk", "1", *fail_fast], env=env, stderr=subprocess.PIPE, text=True)
     try:

@@ -24,6 +24,7 @@ import pytest
 import audiokit.corpus
 from audiokit.batch.tasks import THREAD_VARS
 from tests.helpers.batch import write_tone_noise
+from tests.helpers.remote import run_audiokit
 
 pytestmark = pytest.mark.slow  # a cluster of processes
 
@@ -111,27 +112,8 @@ def test_dask_batch_from_s3_to_s3_with_no_shared_folder(cluster, s3_env, tmp_pat
     client_tmp.mkdir(mode=0o700)
     env = {**os.environ, **s3_env.env, "TMPDIR": str(client_tmp)}
     out = s3_env.url("dask-out")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "audiokit",
-            "batch",
-            "mel",
-            s3_env.url("dask-in/"),
-            "--out",
-            out,
-            *store,
-            "--scheduler",
-            address,
-            "-q",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=client_tmp,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
+    proc = run_audiokit(
+        "batch", "mel", s3_env.url("dask-in/"), "--out", out, *store, "--scheduler", address, "-q", env=env, cwd=client_tmp
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "" and proc.stderr == ""

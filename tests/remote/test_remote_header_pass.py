@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import time
 
 import numpy as np
 import pytest
 import soundfile as sf
 
-from tests.remote.stall import Stall
-from tests.remote.test_remote_signals import DEFAULT_SIGINT, GUARD
+from tests.remote.stall import signal_while_stalled
 
 N_INPUTS = 24
 
@@ -39,25 +36,10 @@ def prefix(s3) -> str:
 def test_ctrl_c_during_the_header_pass_of_a_batch(prefix, s3_env, tmp_path):
     out = tmp_path / "out"
     env = {**os.environ, **s3_env.env, "PYTHONFAULTHANDLER": ""}
-    with Stall(s3_env.server.log, "header-pass/u13.flac", from_byte=0) as stall:
-        proc = subprocess.Popen(
-            [*DEFAULT_SIGINT, "batch", "mel", prefix, "--out", str(out), "--store", "shards", "--jobs", "2", "-q"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            cwd=tmp_path,
-        )
-        try:
-            assert stall.stalled.wait(120), "the batch never reached the stalled header read"
-            time.sleep(0.2)  # well inside the stalled read
-            assert proc.poll() is None, proc.communicate()
-            proc.send_signal(signal.SIGINT)
-            stdout, stderr = proc.communicate(timeout=GUARD)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
-    assert (proc.returncode, stderr.decode()) == (130, "error: interrupted\n")
+    args = ["batch", "mel", prefix, "--out", str(out), "--store", "shards", "--jobs", "2", "-q"]
+    code, stdout, stderr = signal_while_stalled(
+        s3_env.server.log, "header-pass/u13.flac", args, signal.SIGINT, env=env, cwd=tmp_path
+    )
+    assert (code, stderr.decode()) == (130, "error: interrupted\n")
     assert stdout == b""
     assert (sorted(out.rglob("*.tar")) if out.exists() else []) == []  # no shard written

@@ -12,28 +12,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
 import soundfile as sf
 
 from audiokit.io.remote import READ_TIMEOUT
-from tests.remote.stall import Stall
-
-#: ``python -m audiokit`` with SIGINT's default action: a process started in the background (``cmd &``, nohup, some
-#: CI runners) inherits SIGINT ignored, and audiokit keeps an ignored SIGINT ignored, as it should.
-DEFAULT_SIGINT = [
-    sys.executable,
-    "-c",
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-    "os.execv(sys.executable, [sys.executable, '-m', 'audiokit', *sys.argv[1:]])",
-]
-#: Seconds a signalled command may take to end before the test fails: well under the transport's read timeout, so
-#: only the signal can have ended it (a hang guard, not a timing measurement; benchmarks/bench_remote.py measures).
-GUARD = READ_TIMEOUT / 2
+from tests.remote.stall import signal_while_stalled
 
 
 @pytest.fixture(scope="module")
@@ -53,27 +38,12 @@ def test_signal_ends_a_command_on_a_stalled_read(where, signum, long_wav, s3_env
     out.mkdir()
     from_byte = 0 if where == "header" else 1 << 20
     env = {**os.environ, **s3_env.env, "PYTHONFAULTHANDLER": ""}
-    with Stall(s3_env.server.log, "stall/two-minutes.wav", from_byte=from_byte) as stall:
-        proc = subprocess.Popen(
-            [*DEFAULT_SIGINT, "resample", long_wav, "--to", "8k", "-o", str(out / "r.wav")],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            cwd=tmp_path,
-        )
-        try:
-            assert stall.stalled.wait(120), "the command never reached the stalled read"
-            time.sleep(0.2)  # well inside the stalled read
-            assert proc.poll() is None, proc.communicate()
-            proc.send_signal(signum)
-            stdout, stderr = proc.communicate(timeout=GUARD)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+    args = ["resample", long_wav, "--to", "8k", "-o", str(out / "r.wav")]
+    code, stdout, stderr = signal_while_stalled(
+        s3_env.server.log, "stall/two-minutes.wav", args, signum, env=env, cwd=tmp_path, from_byte=from_byte
+    )
     expected = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}[signum]
-    assert (proc.returncode, stderr.decode()) == (expected[0], f"error: {expected[1]}\n")
+    assert (code, stderr.decode()) == (expected[0], f"error: {expected[1]}\n")
     assert stdout == b""
     assert list(out.iterdir()) == []  # nothing partial, no temp file
 
