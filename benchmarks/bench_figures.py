@@ -106,6 +106,7 @@ def breakdown(path: Path, repeats: int) -> list[list[str]]:
     from audiokit.pipelines.stft_frontend import StftFrontEnd
     from audiokit.pipelines.timefreq import StftOptions, TimeFreqOptions
     from audiokit.plot import ColumnPooler
+    from audiokit.plot.picture import TimeFreqPicture
     from audiokit.plot.raster import spectrogram_png
 
     parsed = TimeFreqOptions(stft=StftOptions(win="2048", hop="512", nfft="2048")).check()
@@ -134,7 +135,8 @@ def breakdown(path: Path, repeats: int) -> list[list[str]]:
             del blocks, chunks
             t = time.process_time()
             db = to_db(pooler.image[None], kind="power", ref="max", top_db=80.0)
-            spectrogram_png(db, t_start=0.0, t_end=600.0, f_low=0.0, f_high=22050.0, title=f"{path.name} — spectrogram")
+            picture = TimeFreqPicture(t_start=0.0, t_end=600.0, f_low=0.0, f_high=22050.0, title=f"{path.name} — spectrogram")
+            spectrogram_png(db, picture)
             stages["PNG"].append(time.process_time() - t)
     return [[name, f"{statistics.median(v):.3f}", f"{min(v):.3f} - {max(v):.3f}"] for name, v in stages.items()]
 

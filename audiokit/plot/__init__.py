@@ -3,6 +3,7 @@
 =======================  ==================================================================================
 :mod:`.layout`           the resolution (:data:`DPI`), ``--size WxH`` (:func:`parse_size`), :func:`title_name`
 :mod:`.pooling`          display max-pooling of long images (:class:`ColumnPooler`, :func:`max_pool_columns`)
+:mod:`.picture`          :class:`TimeFreqPicture`: a time-frequency PNG's axes, labels, colours and size, for either renderer
 :mod:`.figure`           matplotlib figures (Agg, no pyplot): spectrogram, mel filter bank; :func:`png_bytes`
 :mod:`.raster`           the spectrogram/mel PNG with numpy + Pillow, same layout, no matplotlib import (start-up cost)
 :mod:`.timefreq`         the ``spectrogram``/``mel``/``mfcc`` PNGs (and ``mel --filterbank``): titles, mel ticks, panels,
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .figure import filterbank_figure, png_bytes, spectrogram_figure
 from .layout import DPI, parse_size, title_name
+from .picture import TimeFreqPicture
 from .pooling import ColumnPooler, max_pool_columns
 
 if TYPE_CHECKING:
@@ -52,6 +54,7 @@ __all__ = [
     "DPI",
     "ColumnPooler",
     "LayoutError",
+    "TimeFreqPicture",
     "check_cmap",
     "draw_features",
     "draw_filterbank",

@@ -7,15 +7,16 @@ nothing (or draw with :mod:`audiokit.plot.raster`) do not pay for it.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from .layout import DPI
+from .picture import as_panels
 
 if TYPE_CHECKING:
     from ..dsp.mel import MelScale
+    from .picture import TimeFreqPicture
 
 __all__ = ["filterbank_figure", "png_bytes", "spectrogram_figure"]
 
@@ -37,27 +38,7 @@ def png_bytes(fig) -> bytes:
     return buffer.getvalue()
 
 
-def spectrogram_figure(
-    images_db: np.ndarray,
-    *,
-    t_start: float,
-    t_end: float,
-    f_low: float,
-    f_high: float,
-    title: str,
-    colorbar_label: str = "dB",
-    cmap: str = "magma",
-    size: tuple[int, int] = (1200, 600),
-    mel_ticks: tuple[Sequence[float], Sequence[str]] | None = None,
-    ylabel: str = "frequency (Hz)",
-    x_edges: np.ndarray | None = None,
-    y_edges: np.ndarray | None = None,
-    y_scale: str = "linear",
-    y_range: tuple[float, float] | None = None,
-    y_integer: bool = False,
-    vmin: float | None = None,
-    vmax: float | None = None,
-):
+def spectrogram_figure(images_db: np.ndarray, picture: TimeFreqPicture):
     """Draw time-frequency images (already reduced for display), one panel per channel.
 
     The arguments are :func:`audiokit.plot.raster.spectrogram_png`'s (the same picture, drawn by matplotlib).
@@ -66,25 +47,9 @@ def spectrogram_figure(
     ----------
     images_db : np.ndarray, shape (rows, columns) or (channels, rows, columns)
         Values in dB, row 0 at the bottom (lowest frequency / first mel band).
-        All panels share one colour scale and colorbar; the figure is ``size`` pixels whatever their number.
-    t_start, t_end : float
-        Time in s at the left edge of the first column and the right edge of the last one.
-    f_low, f_high : float
-        Frequency in Hz (band index for mel) at the bottom edge of row 0 and
-        the top edge of the last row.
-    title : str
-        Names the file and the parameters.
-    mel_ticks : (positions, labels), optional
-        For mel images: y positions in band units and their Hz labels.
-    x_edges, y_edges : np.ndarray, optional
-        The cells' edges (columns in s, rows in y units); default equal cells over the ranges above.
-    y_scale : {"linear", "log"}
-    y_range : (float, float), optional
-        The y axis' extent (default ``(f_low, f_high)``).
-    y_integer : bool
-        Integer y ticks (coefficient indices).
-    vmin, vmax : float, optional
-        The colour range; default the finite minimum and maximum.
+        All panels share one colour scale and colorbar; the figure is ``picture.size`` pixels whatever their number.
+    picture : TimeFreqPicture
+        The axes, labels, colours and size.
 
     Returns
     -------
@@ -92,30 +57,30 @@ def spectrogram_figure(
     """
     from matplotlib.ticker import MaxNLocator
 
-    images = images_db if images_db.ndim == 3 else images_db[None]
+    p = picture
+    images = as_panels(images_db)
     finite = images[np.isfinite(images)]
-    lo = vmin if vmin is not None else (float(finite.min()) if finite.size else 0.0)
-    hi = vmax if vmax is not None else (float(finite.max()) if finite.size else 1.0)
+    lo = p.vmin if p.vmin is not None else (float(finite.min()) if finite.size else 0.0)
+    hi = p.vmax if p.vmax is not None else (float(finite.max()) if finite.size else 1.0)
     if hi <= lo:
         lo, hi = lo - 1.0, lo + 1.0
-    xe = np.linspace(t_start, t_end, images.shape[2] + 1) if x_edges is None else np.asarray(x_edges)
-    ye = np.linspace(f_low, f_high, images.shape[1] + 1) if y_edges is None else np.asarray(y_edges)
-    fig = _figure(size)
+    xe, ye = p.column_edges(images.shape[2]), p.row_edges(images.shape[1])
+    fig = _figure(p.size)
     axes = fig.subplots(len(images), 1, sharex=True, squeeze=False)[:, 0]
     for index, (ax, image) in enumerate(zip(axes, images, strict=True)):
-        mesh = ax.pcolormesh(xe, ye, np.where(np.isfinite(image), image, lo), cmap=cmap, vmin=lo, vmax=hi, shading="flat")
-        ax.set_ylabel(ylabel if len(images) == 1 else f"ch {index}")
-        ax.set_xlim(t_start, t_end)
-        if y_scale == "log":
+        mesh = ax.pcolormesh(xe, ye, np.where(np.isfinite(image), image, lo), cmap=p.cmap, vmin=lo, vmax=hi, shading="flat")
+        ax.set_ylabel(p.ylabel if len(images) == 1 else f"ch {index}")
+        ax.set_xlim(p.t_start, p.t_end)
+        if p.y_scale == "log":
             ax.set_yscale("log")
-        ax.set_ylim(*(y_range if y_range is not None else (f_low, f_high)))
-        if mel_ticks is not None:
-            ax.set_yticks(list(mel_ticks[0]), list(mel_ticks[1]))
-        elif y_integer:
+        ax.set_ylim(*p.y_limits)
+        if p.mel_ticks is not None:
+            ax.set_yticks(list(p.mel_ticks[0]), list(p.mel_ticks[1]))
+        elif p.y_integer:
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    axes[0].set_title(title, fontsize=10, wrap=True)
+    axes[0].set_title(p.title, fontsize=10, wrap=True)
     axes[-1].set_xlabel("time (s)")
-    fig.colorbar(mesh, ax=list(axes), label=colorbar_label, pad=0.015)
+    fig.colorbar(mesh, ax=list(axes), label=p.colorbar_label, pad=0.015)
     return fig
 
 

@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from .axes import Axis, Scale, integer_ticks, log_ticks, nice_ticks, pool_cells, tick_label
+from .axes import Axis, integer_ticks, log_ticks, nice_ticks, pool_cells, tick_label
 from .layout import DPI
+from .picture import TimeFreqPicture, as_panels
 
 __all__ = ["FigureLayout", "LayoutError", "Text", "available", "colormap_lut", "figure_layout", "nice_ticks", "spectrogram_png"]
 
@@ -472,75 +473,36 @@ def _colour_range(images: np.ndarray, vmin: float | None, vmax: float | None) ->
     return lo, hi
 
 
-def spectrogram_png(
-    images_db: np.ndarray,
-    *,
-    t_start: float,
-    t_end: float,
-    f_low: float,
-    f_high: float,
-    title: str,
-    colorbar_label: str = "dB",
-    cmap: str = "magma",
-    size: tuple[int, int] = (1200, 600),
-    mel_ticks: tuple[Sequence[float], Sequence[str]] | None = None,
-    ylabel: str = "frequency (Hz)",
-    x_edges: np.ndarray | None = None,
-    y_edges: np.ndarray | None = None,
-    y_scale: Scale = "linear",
-    y_range: tuple[float, float] | None = None,
-    y_integer: bool = False,
-    vmin: float | None = None,
-    vmax: float | None = None,
-) -> bytes:
+def spectrogram_png(images_db: np.ndarray, picture: TimeFreqPicture) -> bytes:
     """The PNG of :func:`audiokit.plot.figure.spectrogram_figure` (same arguments), drawn without matplotlib.
 
     Parameters
     ----------
     images_db : np.ndarray, shape (rows, columns) or (channels, rows, columns)
         Values (dB, or the colorbar's unit), row 0 at the bottom; one panel per channel, one colour scale.
-    t_start, t_end : float
-        Time (s) at the left edge of the first column and the right edge of the last (the time axis).
-    f_low, f_high : float
-        Value (Hz, band or coefficient index) at the bottom edge of row 0 and the top edge of the last row.
-    x_edges : np.ndarray, shape (columns + 1,), optional
-        Each column's time edges (s, non-decreasing, from ``t_start`` to ``t_end``); default equal widths.
-    y_edges : np.ndarray, shape (rows + 1,), optional
-        Each row's edges in y units; default equal heights from ``f_low`` to ``f_high``.
-    y_scale : {"linear", "log"}
-        The y axis; ``log`` needs ``y_range`` (or ``f_low``) above 0.
-    y_range : (float, float), optional
-        The y axis' extent, default ``(f_low, f_high)`` (rows outside it are not drawn).
-    y_integer : bool
-        Integer ticks only (coefficient indices).
-    vmin, vmax : float, optional
-        The colour range (values outside take the end colours); default the finite minimum and maximum, so two
-        figures drawn with one pair map equal values to equal colours.
+    picture : TimeFreqPicture
+        The axes, labels, colours and size.
     """
-    images = images_db if images_db.ndim == 3 else images_db[None]
-    images = images.astype(np.float32, copy=False)  # display values: pooling in single precision takes half the time
-    lo, hi = _colour_range(images, vmin, vmax)
-    lut = colormap_lut(cmap)
-    width, height = size
+    images = as_panels(images_db).astype(np.float32, copy=False)  # display values: pooling in single precision is faster
+    lo, hi = _colour_range(images, picture.vmin, picture.vmax)
+    lut = colormap_lut(picture.cmap)
+    width, height = picture.size
     canvas = _Canvas(width, height)
-    y_lo, y_hi = y_range if y_range is not None else (f_low, f_high)
     layout = figure_layout(
         canvas,
         n_panels=len(images),
-        x_axis=Axis(t_start, t_end),
-        y_axis=Axis(y_lo, y_hi, y_scale),
+        x_axis=Axis(picture.t_start, picture.t_end),
+        y_axis=Axis(*picture.y_limits, picture.y_scale),
         vmin=lo,
         vmax=hi,
-        title=title,
-        colorbar_label=colorbar_label,
-        ylabel=ylabel,
-        mel_ticks=mel_ticks,
-        y_integer=y_integer,
-        size=size,
+        title=picture.title,
+        colorbar_label=picture.colorbar_label,
+        ylabel=picture.ylabel,
+        mel_ticks=picture.mel_ticks,
+        y_integer=picture.y_integer,
+        size=picture.size,
     )
-    cols, n_rows = images.shape[2], images.shape[1]
-    xe = np.linspace(t_start, t_end, cols + 1) if x_edges is None else np.asarray(x_edges, dtype=np.float64)
-    ye = np.linspace(f_low, f_high, n_rows + 1) if y_edges is None else np.asarray(y_edges, dtype=np.float64)
+    xe, ye = picture.column_edges(images.shape[2]), picture.row_edges(images.shape[1])
     raster = np.array(np.asarray(canvas.image))
     scale = 255.999 / (hi - lo)
     x0, y0, x1, y1 = layout.panels[0]

@@ -18,11 +18,13 @@ import numpy as np
 from ..errors import ParameterError
 from ..io import is_stdio, write_bytes_atomic
 from .layout import title_name
+from .picture import TimeFreqPicture
 
 if TYPE_CHECKING:
     from ..dsp.mel import MelScale
     from ..dsp.scaling import Kind
     from ..io.reader import AudioSource
+    from .axes import Scale
 
 __all__ = [
     "FeatureFigure",
@@ -91,7 +93,7 @@ def check_cmap(name: str) -> None:
         raise ParameterError(f"--cmap: unknown colormap {name!r}; matplotlib has: {known} (and each name + '_r')")
 
 
-def render_timefreq(images: np.ndarray, **kwargs: Any) -> bytes:
+def render_timefreq(images: np.ndarray, picture: TimeFreqPicture) -> bytes:
     """PNG bytes of :func:`~audiokit.plot.raster.spectrogram_png` (same arguments), or of matplotlib's figure.
 
     The raster needs no matplotlib (issue 13); matplotlib draws when Pillow lacks FreeType or the font, and when
@@ -101,12 +103,12 @@ def render_timefreq(images: np.ndarray, **kwargs: Any) -> bytes:
 
     if raster.available():
         try:
-            return raster.spectrogram_png(images, **kwargs)
+            return raster.spectrogram_png(images, picture)
         except raster.LayoutError:
             pass
     from .figure import png_bytes, spectrogram_figure
 
-    return png_bytes(spectrogram_figure(images, **kwargs))
+    return png_bytes(spectrogram_figure(images, picture))
 
 
 def time_edges(poolers: list[Any], *, first_centre: float, hop: float, duration: float) -> np.ndarray:
@@ -157,44 +159,39 @@ def draw_timefreq(
         + (f", channel {options.channel}" if options.channel is not None else "")
         + (f", channels 0-{len(poolers) - 1} of {total}" if len(poolers) < total else "")
     )
-    ref_label = "dB re max" if ref == "max" else f"dB re {ref:g}"
-    common: dict[str, Any] = dict(
-        t_start=0.0,
-        t_end=float(x_edges[-1]),
-        x_edges=x_edges,
-        title=title,
-        colorbar_label=ref_label,
-        cmap=options.cmap,
-        size=size,
-        vmin=options.vmin,
-        vmax=options.vmax,
-    )
+    ticks: tuple[list[float], list[str]] | None = None
+    y_range: tuple[float, float] | None = None
+    y_scale: Scale = "linear"
     if options.kind == "mel":
         title += f", {mel_meta['n_mels']} mel ({mel_meta['mel_scale']})"
         ticks = mel_ticks(mel_meta["n_mels"], mel_meta["fmin_hz"], mel_meta["fmax_hz"], mel_meta["mel_scale"])
-        png = render_timefreq(
-            db,
-            **{**common, "title": title},
-            f_low=-0.5,
-            f_high=mel_meta["n_mels"] - 0.5,
-            mel_ticks=ticks,
-            ylabel="frequency (Hz, mel-spaced)",
-        )
+        f_low, f_high, ylabel = -0.5, mel_meta["n_mels"] - 0.5, "frequency (Hz, mel-spaced)"
     else:
         df = plan.delta_f
         f_low, f_high = float(row_freqs[0] - df / 2), float(row_freqs[-1] + df / 2)
         log = options.freq_scale == "log"
         low = max(f_low, df / 2) if log else max(f_low, 0.0)
-        png = render_timefreq(
-            db,
-            **common,
-            f_low=f_low,
-            f_high=f_high,
-            y_range=(low, min(f_high, plan.sr / 2)),
-            y_scale="log" if log else "linear",
-            ylabel="frequency (Hz, log)" if log else "frequency (Hz)",
-        )
-    write_bytes_atomic(png_path, png)
+        y_range = (low, min(f_high, plan.sr / 2))
+        y_scale = "log" if log else "linear"
+        ylabel = "frequency (Hz, log)" if log else "frequency (Hz)"
+    picture = TimeFreqPicture(
+        t_start=0.0,
+        t_end=float(x_edges[-1]),
+        f_low=f_low,
+        f_high=f_high,
+        title=title,
+        colorbar_label="dB re max" if ref == "max" else f"dB re {ref:g}",
+        cmap=options.cmap,
+        size=size,
+        mel_ticks=ticks,
+        ylabel=ylabel,
+        x_edges=x_edges,
+        y_scale=y_scale,
+        y_range=y_range,
+        vmin=options.vmin,
+        vmax=options.vmax,
+    )
+    write_bytes_atomic(png_path, render_timefreq(db, picture))
 
 
 class FeatureFigure(Protocol):
@@ -286,18 +283,10 @@ def draw_features(png_path: str, poolers: list[Any], job: FeatureFigure) -> None
             kw.update(y_integer=True, ylabel="row" + (" (bands, Δ, ΔΔ)" if o.deltas else ""))
         else:
             kw.update(mel_ticks=bands, ylabel="frequency (Hz, mel-spaced)")
-    png = render_timefreq(
-        images,
-        t_start=0.0,
-        t_end=float(x_edges[-1]),
-        x_edges=x_edges,
-        f_low=-0.5,
-        f_high=job.dim - 0.5,
-        title=title,
-        size=job.size,
-        **kw,
+    picture = TimeFreqPicture(
+        t_start=0.0, t_end=float(x_edges[-1]), x_edges=x_edges, f_low=-0.5, f_high=job.dim - 0.5, title=title, size=job.size, **kw
     )
-    write_bytes_atomic(png_path, png)
+    write_bytes_atomic(png_path, render_timefreq(images, picture))
 
 
 def _band_ticks(job: FeatureFigure) -> tuple[list[float], list[str]] | None:

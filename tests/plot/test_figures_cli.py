@@ -15,6 +15,7 @@ import pytest
 import soundfile as sf
 
 from audiokit.plot import axes, raster, timefreq
+from audiokit.plot.picture import TimeFreqPicture
 
 PIL = pytest.importorskip("PIL.Image")
 pytestmark = pytest.mark.skipif(not raster.available(), reason="Pillow without FreeType or no DejaVu Sans")
@@ -39,13 +40,13 @@ def _pixels(path):
 
 @pytest.fixture
 def captured(monkeypatch):
-    """The keyword arguments of every :func:`render_timefreq` call (the PNG is still drawn)."""
+    """The images and the picture's fields (a dict) of every :func:`render_timefreq` call (the PNG is still drawn)."""
     calls = []
     real = timefreq.render_timefreq
 
-    def spy(images, **kwargs):
-        calls.append((images, kwargs))
-        return real(images, **kwargs)
+    def spy(images, picture):
+        calls.append((images, vars(picture)))
+        return real(images, picture)
 
     monkeypatch.setattr(timefreq, "render_timefreq", spy)
     return calls
@@ -271,23 +272,27 @@ def test_the_matplotlib_path_draws_the_same_axes_at_exactly_size(n_panels):
     edges = axes.frame_time_edges(np.arange(31), first_centre=0.128, hop=0.032, duration=1.2)
     fig = spectrogram_figure(
         images,
-        t_start=0.0,
-        t_end=1.2,
-        x_edges=edges,
-        f_low=-12.5,
-        f_high=987.5,
-        y_range=(12.5, 987.5),
-        y_scale="log",
-        title="t",
-        size=(800, 400),
-        vmin=-60.0,
-        vmax=0.0,
+        TimeFreqPicture(
+            t_start=0.0,
+            t_end=1.2,
+            x_edges=edges,
+            f_low=-12.5,
+            f_high=987.5,
+            y_range=(12.5, 987.5),
+            y_scale="log",
+            title="t",
+            size=(800, 400),
+            vmin=-60.0,
+            vmax=0.0,
+        ),
     )
     ax = fig.axes[0]
     assert ax.get_xlim() == (0.0, 1.2) and ax.get_yscale() == "log" and ax.get_ylim() == pytest.approx((12.5, 987.5))
     with PIL.open(io.BytesIO(png_bytes(fig))) as image:
         assert image.size == (800, 400)
-    fig = spectrogram_figure(images[:1], t_start=0.0, t_end=1.2, f_low=-0.5, f_high=39.5, title="t", y_integer=True)
+    fig = spectrogram_figure(
+        images[:1], TimeFreqPicture(t_start=0.0, t_end=1.2, f_low=-0.5, f_high=39.5, title="t", y_integer=True)
+    )
     fig.canvas.draw()
     ticks = [t for t in fig.axes[0].get_yticks() if -0.5 <= t <= 39.5]
     assert ticks and all(float(t).is_integer() for t in ticks)

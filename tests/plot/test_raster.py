@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from audiokit.plot import raster
+from audiokit.plot.picture import TimeFreqPicture
 
 PIL = pytest.importorskip("PIL.Image")
 pytestmark = pytest.mark.skipif(not raster.available(), reason="Pillow without FreeType or no DejaVu Sans")
@@ -42,7 +43,7 @@ def test_nice_ticks(low, high, bins, ticks):
 def _png(images, **kw):
     args = dict(t_start=0.0, t_end=10.0, f_low=0.0, f_high=8000.0, title="t", size=(1200, 600))
     args.update(kw)
-    data = raster.spectrogram_png(images, **args)
+    data = raster.spectrogram_png(images, TimeFreqPicture(**args))
     return np.asarray(PIL.open(io.BytesIO(data)).convert("RGB"))
 
 
