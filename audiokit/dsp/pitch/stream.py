@@ -5,8 +5,10 @@ analyses every completed frame through the same functions as :func:`~.yin.yin` /
 (:data:`~.yin.BLOCK_FRAMES` at a time) and, for pYIN, decodes online (:class:`~.viterbi.OnlineViterbi`).  The
 framing is ``center=True`` with zero padding: ``frame_length // 2`` zeros before the first sample and after the last.
 Memory: the pending samples, one block of frames' analysis (``BLOCK_FRAMES x 2 n_pitch_bins`` floats, ~20 MB), the
-decoder's frames since its last convergence point, and the per-frame results (17 bytes a frame: 1 MiB per 16 min at
-a 16 ms hop).
+decoder's undecided frames (one byte per state and frame, at most ``max_lag + max_lag // 8`` frames: 36 MiB by
+default), and the per-frame results (17 bytes a frame: 1 MiB per 16 min at a 16 ms hop, 15 MB for 4 h).  The result
+is the whole-signal functions' unless the decoder's lag bound was reached with its survivors still disagreeing
+(then a warning names the frames; :class:`~.viterbi.OnlineViterbi`).
 """
 
 from __future__ import annotations
@@ -36,16 +38,29 @@ class PitchTracker:
     method : {"pyin", "yin"}
     trough_threshold : float
         YIN's absolute threshold (``method="yin"``).
+    unvoiced_bins : bool
+        pYIN: track the unvoiced frames' pitch bins too (needed for ``finish(fill_na=None)``; without, all-unvoiced
+        stretches such as silence are final at once).
+    max_lag : int or None
+        pYIN: the decoder's lag bound in frames (:class:`~.viterbi.OnlineViterbi`; None: 32 MiB of backpointers).
     """
 
-    def __init__(self, model: PyinModel, method: Method = "pyin", *, trough_threshold: float = 0.1):
+    def __init__(
+        self,
+        model: PyinModel,
+        method: Method = "pyin",
+        *,
+        trough_threshold: float = 0.1,
+        unvoiced_bins: bool = False,
+        max_lag: int | None = None,
+    ):
         if method not in ("pyin", "yin"):
             raise ParameterError(f"method {method!r} is not one of: pyin, yin")
         self.model, self.method, self.threshold = model, method, trough_threshold
         g = model.geometry
         self._pending = np.zeros(g.frame_length // 2)
         self._dtype: np.dtype | None = None
-        self._decoder = OnlineViterbi(model.band) if method == "pyin" else None
+        self._decoder = OnlineViterbi(model.band, unvoiced_bins=unvoiced_bins, max_lag=max_lag) if method == "pyin" else None
         self._f0: list[np.ndarray] = []
         self._prob: list[np.ndarray] = []
         self._states: list[np.ndarray] = []
@@ -89,9 +104,12 @@ class PitchTracker:
         Raises
         ------
         ParameterError
-            The input was too short for one frame (fewer than ``frame_length - 2 (frame_length // 2)`` samples).
+            The input was too short for one frame (fewer than ``frame_length - 2 (frame_length // 2)`` samples), or
+            ``fill_na=None`` for pYIN without ``unvoiced_bins``.
         """
         g = self.model.geometry
+        if fill_na is None and self._decoder is not None and not self._decoder.unvoiced_bins:
+            raise ParameterError("PitchTracker.finish(fill_na=None) needs PitchTracker(..., unvoiced_bins=True)")
         if self._dtype is None:
             self._dtype = np.dtype(np.float64)
         self._pending = np.concatenate([self._pending, np.zeros(g.frame_length // 2, dtype=self._dtype)])
@@ -103,6 +121,7 @@ class PitchTracker:
             periodic = np.concatenate(self._prob)
             return f0, periodic > 0, periodic
         self._states.append(self._decoder.finish())
+        self._decoder.warn_guessed(g.hop_length / g.sr)
         states = np.concatenate(self._states)
         if states.size == 0:
             raise ParameterError(f"input is too short (n={self.n_samples}) for frame_length={g.frame_length}")
@@ -111,5 +130,15 @@ class PitchTracker:
 
     @property
     def pending_frames(self) -> int:
-        """Frames the decoder holds (since its last convergence point)."""
+        """Frames the decoder holds undecided (since its last convergence point, at most ``max_lag + max_lag // 8``)."""
         return 0 if self._decoder is None else len(self._decoder.pending)
+
+    @property
+    def guessed_frames(self) -> int:
+        """pYIN frames the lag bound decided while the survivors disagreed (0: the whole-signal decoding's result)."""
+        return 0 if self._decoder is None else self._decoder.n_guessed
+
+    @property
+    def guessed(self) -> list[tuple[int, int]]:
+        """The inclusive frame spans of those decisions (every frame outside them is the whole-signal result)."""
+        return [] if self._decoder is None else list(self._decoder.guessed)
