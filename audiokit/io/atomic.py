@@ -23,7 +23,6 @@ import contextvars
 import errno
 import os
 import re
-import secrets
 import shutil
 import stat
 import sys
@@ -365,7 +364,7 @@ def atomic_output(path: str | os.PathLike, *, suffix: str | None = None) -> Iter
     staged = _STAGED.get()
     kept = False
     # The name is chosen before the file exists, so the cleanup below knows it whenever a signal lands.
-    tmp = folder / f".{stem}{TEMP_MARKER}{os.getpid()}-{secrets.token_hex(4)}{suffix}"
+    tmp = folder / f".{stem}{TEMP_MARKER}{os.getpid()}-{os.urandom(4).hex()}{suffix}"
     try:
         _create_exclusive(tmp, path)
         yield tmp
