@@ -38,8 +38,11 @@ def options_from(params: Mapping[str, Any]) -> TimeFreqOptions:
     """The pipeline options from the parameter values of :func:`spectrogram_command` (also ``audiokit batch``)."""
     from ..pipelines.compat import resolve
 
+    from ..pipelines.params import choice
+    from ..pipelines.timefreq_options import WINDOW_POSITIONS
+
     p = resolve("spectrogram", params)
-    if p["window_position"] != "center" and p["nfft"] is not None:
+    if choice("--window-position", p["window_position"], WINDOW_POSITIONS) != "center" and p["nfft"] is not None:
         from ..errors import ParameterError
 
         raise ParameterError(

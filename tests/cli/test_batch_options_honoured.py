@@ -91,15 +91,7 @@ def _other_value(param: Any, current: Any) -> Any:
     return "7"  # a text option: a number of samples / a level / a name, whichever it parses
 
 
-#: Known single-file defects the walk finds (strict: the test fails once they are fixed, to be removed then).
-#: ``spectrogram --window-position`` is read only with --nfft: without it any text (``bogus``) is accepted and ignored,
-#: by ``audiokit spectrogram`` itself too.
-KNOWN = {("spectrogram", "window_position"): "spectrogram --window-position is not checked without --nfft"}
-TAKEN = [
-    pytest.param(n, o, marks=[pytest.mark.xfail(strict=True, reason=KNOWN[n, o])] if (n, o) in KNOWN else [])
-    for n, k, o in CASES
-    if k == "taken"
-]
+TAKEN = [(n, o) for n, k, o in CASES if k == "taken"]
 
 
 @pytest.mark.parametrize(("name", "option"), TAKEN)
