@@ -37,7 +37,6 @@ FreqScale = Annotated[
 def options_from(params: Mapping[str, Any]) -> TimeFreqOptions:
     """The pipeline options from the parameter values of :func:`spectrogram_command` (also ``audiokit batch``)."""
     from ..pipelines.compat import resolve
-
     from ..pipelines.params import choice
     from ..pipelines.timefreq_options import WINDOW_POSITIONS
 
