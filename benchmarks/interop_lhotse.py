@@ -7,15 +7,20 @@ audiokit is *not* installed there: the script runs audiokit's own CLI (``--audio
 it writes with numpy, tarfile, sqlite3 and Lhotse only, so nothing of audiokit is imported on the Lhotse side::
 
     python3 -m venv /tmp/lhotse-venv
-    /tmp/lhotse-venv/bin/pip install torch==2.13.0 lhotse soundfile urllib3 scipy
+    /tmp/lhotse-venv/bin/pip install torch==2.13.0  # the CPU wheel (+cpu), where an index or wheel folder has it
+    /tmp/lhotse-venv/bin/pip install lhotse lilcom soundfile urllib3 scipy "smart_open[s3]" boto3
     /tmp/lhotse-venv/bin/python benchmarks/interop_lhotse.py                       # write tests/data/lhotse/
     /tmp/lhotse-venv/bin/python benchmarks/interop_lhotse.py --check \\
         --audiokit /work/venv/bin/audiokit                                         # single files vs Lhotse
     /tmp/lhotse-venv/bin/python benchmarks/interop_lhotse.py --stores \\
         --audiokit /work/venv/bin/audiokit                                         # corpus stores in Lhotse (~1 min)
+    /tmp/lhotse-venv/bin/python benchmarks/interop_lhotse.py --stores --s3 \\
+        --moto-server /work/venv/bin/moto_server --audiokit /work/venv/bin/audiokit  # + stores in a bucket (~3 min)
 
 Lhotse 1.33 imports ``urllib3`` without declaring it: ``pip install urllib3`` too if ``import lhotse`` says so
-(scipy: Lhotse's ``Resample`` of a recording read at another rate; lilcom comes with lhotse).
+(scipy: Lhotse's ``Resample`` of a recording read at another rate; lilcom: its ``LilcomChunkyWriter``, no longer a
+dependency of lhotse 1.33, without which ``--stores`` stops at Lhotse's own lilcom store; ``smart_open[s3]`` and
+boto3: ``--s3``, Lhotse opens ``s3://`` URLs through smart_open).
 
 Reference arrays and ``--check``
 --------------------------------
@@ -77,9 +82,22 @@ the same file eagerly), and:
 Then Lhotse's own ``CutSet.compute_and_store_features(Fbank(), storage_type=NumpyFilesWriter | LilcomChunkyWriter)``
 on the same 20 recordings, and a table: files per utterance (every file in the output folder / utterances; for
 Lhotse its storage plus the ``cuts.jsonl.gz`` it is saved to), bytes per element (bytes of the array files / stored
-elements; and of every file) and lilcom's error.  Last, the table of every check (PASS/FAIL with its figure); exit
+elements; and of every file) and lilcom's error.
+
+``--s3`` (with ``--stores``): stores in object storage.  ``--moto-server`` (a command; audiokit's test extra has it)
+is started on a free port of 127.0.0.1 and stopped at the end; ``AWS_ENDPOINT_URL`` and fake keys point boto3,
+smart_open and audiokit at it.  The corpus is uploaded to ``s3://audio/corpus/`` and ``audiokit batch mel
+s3://audio/corpus/ --out s3://feats/npy --store npy`` and ``... --out s3://feats/shards --store shards --shard-size
+8u`` (same options) run; Lhotse opens each from the bucket, ``CutSet.from_jsonl_lazy("s3://feats/npy/cuts.jsonl.gz")``
+and ``CutSet.from_shar(fields={"cuts": [...], "features": [...]})`` with the shards' URLs (``in_dir`` takes a local
+folder only), and every check above runs on them: ``load_features`` bit-equal to the objects (boto3 + ``np.load`` /
+tarfile) and to the local store; ``load_audio`` (the Recording is an ``AudioSource`` of type ``url``, read with
+smart_open) equal to ``soundfile.read`` of the uploaded file; plus the sources' type and the npy features'
+``storage_path`` (the store's URL).  Last, the table of every check (PASS/FAIL with its figure); exit
 status 1 if any failed.  To test a commit rather than an editable checkout others are editing, point ``--audiokit``
-at a launcher that imports ``git archive`` of it.
+at a launcher that imports ``git archive`` of it (``PYTHONPATH`` alone does not: an editable install's finder on
+``sys.meta_path`` comes first; the launcher removes it, puts the archive first on ``sys.path`` and runs
+``runpy.run_module("audiokit", run_name="__main__")``).
 """
 
 from __future__ import annotations
@@ -514,7 +532,9 @@ def _mismatch(pairs: list[tuple[np.ndarray, np.ndarray]], dtype: str) -> str:
     return f"{cells} of {total} cells in {cuts} cuts differ (max {worst:.3g} ulp of {dtype})" if cells else ""
 
 
-def _batch(audiokit: list[str], inputs: Path, out: Path, *args: object, expect: int = 0) -> subprocess.CompletedProcess[str]:
+def _batch(
+    audiokit: list[str], inputs: Path | str, out: Path | str, *args: object, expect: int = 0
+) -> subprocess.CompletedProcess[str]:
     common = ("--compat", "lhotse", "--speaker-from", "parent", "--jobs", "1")
     return _run(audiokit, "batch", "mel", inputs, "--out", out, *common, *args, expect=expect)
 
@@ -566,7 +586,7 @@ def _key(uid: str) -> str:
     return uid.replace("%", "%25").replace(".", "%2E")
 
 
-def check_stores(audiokit: list[str]) -> int:
+def check_stores(audiokit: list[str], moto: list[str] | None = None) -> int:
     """Build the corpus, run every store, open each with Lhotse, print the storage table and the check table."""
     import lhotse
     import torch
@@ -612,6 +632,8 @@ def check_stores(audiokit: list[str]) -> int:
             elements = sum(a.size for a in arrays.values())
             storage.append(footprint(f"audiokit --store {kind} --dtype {dtype}", out, array_files, elements, len(corpus)))
         check_mixed(checks, audiokit, work, mixed, stores["shards float32"].arrays)
+        if moto is not None:
+            check_s3(checks, audiokit, moto, corpus, stores)
         storage += lhotse_compute_and_store(corpus, work, stores["npy float32"].arrays)
     print("\nStorage (the 20-utterance corpus; elements = stored values):\n")
     header = ("store", "files", "files/utt", "bytes/element (arrays)", "bytes/element (all files)")
@@ -706,6 +728,131 @@ def check_mixed(
     checks.run("shards --sr 16k", "Lhotse's own resampler", lhotse_resampler)
 
 
+# ---- --s3: stores written to object storage (moto on 127.0.0.1), opened by Lhotse from the bucket ---------------
+
+S3_AUDIO, S3_FEATS = "audio", "feats"  # buckets: the corpus's objects, the stores
+
+
+class MotoServer:
+    """``moto_server`` on a free port of 127.0.0.1 (started here, terminated by :meth:`close`), and the ``AWS_*``
+    variables that point boto3, smart_open and audiokit's subprocesses at it (set in this process's environment)."""
+
+    def __init__(self, command: list[str]) -> None:
+        import socket
+        import time
+
+        import boto3
+        import botocore.exceptions
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        self.process = subprocess.Popen(
+            [*command, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        os.environ.update(
+            AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
+            AWS_ACCESS_KEY_ID="example-key",
+            AWS_SECRET_ACCESS_KEY="example-secret",
+            AWS_DEFAULT_REGION="us-east-1",
+            AWS_EC2_METADATA_DISABLED="true",
+        )
+        self.client = boto3.client("s3")
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.client.list_buckets()
+                break
+            except botocore.exceptions.EndpointConnectionError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{' '.join(command)} did not start (exit {self.process.poll()})") from None
+                time.sleep(0.2)
+
+    def keys(self, bucket: str, prefix: str) -> list[str]:
+        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        return sorted(item["Key"] for page in pages for item in page.get("Contents", []))
+
+    def read(self, bucket: str, key: str) -> bytes:
+        return self.client.get_object(Bucket=bucket, Key=key)["Body"].read()
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def s3_store_arrays(server: MotoServer, kind: str, prefix: str) -> dict[str, np.ndarray]:
+    """``key -> array`` of a store in the bucket, read with boto3 + numpy/tarfile (no Lhotse): the ``.npy`` objects
+    under ``feats/`` (npy), the ``<key>.npy`` members of ``shar/features.*.tar`` (shards)."""
+    arrays: dict[str, np.ndarray] = {}
+    if kind == "npy":
+        for key in server.keys(S3_FEATS, f"{prefix}/feats/"):
+            arrays[_unescape(key.rsplit("/", 1)[1][: -len(".npy")])] = np.load(io.BytesIO(server.read(S3_FEATS, key)))
+        return arrays
+    for key in server.keys(S3_FEATS, f"{prefix}/shar/features."):
+        with tarfile.open(fileobj=io.BytesIO(server.read(S3_FEATS, key))) as tar:
+            for member in tar:
+                data = tar.extractfile(member)
+                if member.name.endswith(".npy") and data is not None:
+                    arrays[member.name[: -len(".npy")]] = np.load(io.BytesIO(data.read()))
+    return arrays
+
+
+def check_s3(
+    checks: Checks, audiokit: list[str], moto: list[str], corpus: dict[str, Utterance], stores: dict[str, Store]
+) -> None:
+    """The corpus uploaded to ``s3://audio/corpus/``; ``batch mel s3://audio/corpus/ --out s3://feats/KIND`` for
+    npy and shards; each opened by Lhotse from the bucket (``CutSet.from_jsonl_lazy("s3://.../cuts.jsonl.gz")``,
+    ``CutSet.from_shar(fields=...)`` with the shards' URLs: ``in_dir`` takes a local folder only) and checked as a
+    local store, its arrays equal to the objects' and to the local float32 store's."""
+    from lhotse import CutSet
+
+    server = MotoServer(moto)
+    try:
+        for bucket in (S3_AUDIO, S3_FEATS):
+            server.client.create_bucket(Bucket=bucket)
+        root = next(iter(corpus.values())).path.parents[1]  # corpus/<speaker>/<file>
+        for utt in corpus.values():
+            server.client.upload_file(str(utt.path), S3_AUDIO, f"corpus/{utt.path.relative_to(root).as_posix()}")
+        for kind in ("npy", "shards"):
+            name, url = f"s3 -> s3 {kind}", f"s3://{S3_FEATS}/{kind}"
+            extra = ("--shard-size", "8u") if kind == "shards" else ()
+            done = _batch(audiokit, f"s3://{S3_AUDIO}/corpus/", url, "--store", kind, *extra)
+            print(f"{name}: {done.stderr.strip().splitlines()[-1]}")
+            if kind == "npy":
+                lazy = partial(CutSet.from_jsonl_lazy, f"{url}/cuts.jsonl.gz")
+            else:
+                keys = server.keys(S3_FEATS, f"{kind}/shar/")
+                fields = {
+                    field: [f"s3://{S3_FEATS}/{k}" for k in keys if k.rsplit("/", 1)[1].startswith(field + ".")]
+                    for field in ("cuts", "features")
+                }
+                lazy = partial(CutSet.from_shar, fields=fields)
+            local = stores[f"{kind} float32"]
+            store = Store(
+                name,
+                Path(url),
+                lazy,
+                s3_store_arrays(server, kind, kind),
+                corpus,
+                "float32",
+                also={f"local --store {kind}": local.arrays},
+            )
+            check_store(checks, store)
+            checks.run(name, "URLs", partial(_s3_urls, store, kind, url))
+    finally:
+        server.close()
+
+
+def _s3_urls(store: Store, kind: str, url: str) -> tuple[bool, str]:
+    """Every cut's Recording is a ``url`` AudioSource of its object (Lhotse reads it with smart_open); an npy
+    store's features ``storage_path`` is the store's URL."""
+    sources = {source.type for cut in store.cuts for source in cut.recording.sources}
+    objects = all(cut.recording.sources[0].source.startswith(f"s3://{S3_AUDIO}/corpus/") for cut in store.cuts)
+    paths = {cut.features.storage_path for cut in store.cuts}
+    ok = sources == {"url"} and objects and (paths == {url} if kind == "npy" else paths == {""})
+    return ok, f"AudioSource types {sorted(sources)} (s3://{S3_AUDIO}/corpus/...), features storage_path {sorted(paths)}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
@@ -716,12 +863,24 @@ def main() -> int:
         default=os.environ.get("AUDIOKIT", "audiokit"),
         help="the audiokit command of audiokit's own venv (split like a shell line) [$AUDIOKIT or audiokit]",
     )
+    parser.add_argument(
+        "--s3",
+        action="store_true",
+        help="with --stores: also batch s3:// -> s3:// npy and shards stores on a local moto server, opened from the bucket",
+    )
+    parser.add_argument(
+        "--moto-server",
+        default=os.environ.get("MOTO_SERVER", "moto_server"),
+        help="the moto_server command for --s3 (e.g. /work/venv/bin/moto_server) [$MOTO_SERVER or moto_server]",
+    )
     args = parser.parse_args()
     audiokit = shlex.split(args.audiokit)
+    if args.s3 and not args.stores:
+        parser.error("--s3 goes with --stores")
     if args.check:
         return check(audiokit)
     if args.stores:
-        return check_stores(audiokit)
+        return check_stores(audiokit, shlex.split(args.moto_server) if args.s3 else None)
     make_reference()
     return 0
 
