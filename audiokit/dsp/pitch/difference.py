@@ -14,9 +14,18 @@ A trough is a local minimum ``d'[k] < d'[k-1]`` and ``d'[k] <= d'[k+1]``; the fi
 at ``k + s`` with ``s = -b / a``, ``a = d'[k+1] + d'[k-1] - 2 d'[k]``, ``b = (d'[k+1] - d'[k-1]) / 2``; ``s = 0``
 when ``|b| >= |a|`` (the vertex lies beyond a neighbour) and at both ends.
 
-Arrays are frame-major: frames ``(n_frames, frame_length)``, rows ``(n_frames, n_periods)``.  The arithmetic is
-librosa 0.11's operation for operation (``core/pitch.py``: ``_cumulative_mean_normalized_difference``,
-``_parabolic_interpolation``; ``util.localmin``) with scipy's FFT, so the rows are librosa's bit for bit.
+Arrays are frame-major: frames ``(n_frames, frame_length)``, rows ``(n_frames, n_periods)``.  Two computations of
+the rows:
+
+* :func:`cmnd_exact` (pYIN) is librosa 0.11's operation for operation (``core/pitch.py``:
+  ``_cumulative_mean_normalized_difference``; the ``2 L - 1``-point pocketfft autocorrelation), so the rows are
+  librosa's bit for bit;
+* :func:`cmnd` (YIN) takes the autocorrelation at lags ``0 .. max_period`` only, from shared hop blocks
+  (:mod:`.blockacf`), and keeps every step in the frames' precision: librosa's rows to float rounding, ~3x
+  faster (two 2 hop-point transforms per frame instead of two 2 L-point ones).
+
+:func:`parabolic_shifts` and :func:`troughs` are librosa's (``_parabolic_interpolation``, ``util.localmin``); the
+shifts are computed in float64 (librosa's rows are float64; float32 rows are widened first).
 """
 
 from __future__ import annotations
@@ -24,13 +33,14 @@ from __future__ import annotations
 import numpy as np
 
 from ...engine import get_backend
+from .blockacf import CHUNK_FRAMES, autocorrelation
 from .params import PitchGeometry
 
-__all__ = ["cmnd", "frame_signal", "parabolic_shifts", "troughs"]
+__all__ = ["cmnd", "cmnd_exact", "frame_signal", "parabolic_shifts", "troughs"]
 
-#: The FFT backend of the autocorrelation: scipy.fft (pocketfft), the library of librosa 0.11's default
-#: ``get_fftlib()``, so that the difference rows (and every trough and threshold decision after them) are
-#: librosa's bit for bit; one thread, so the same bytes in every process.
+#: The FFT backend of :func:`cmnd_exact`'s autocorrelation: scipy.fft (pocketfft), the library of librosa 0.11's
+#: default ``get_fftlib()``, so that pYIN's difference rows (and every trough and threshold decision after them) are
+#: librosa's bit for bit; one thread, so the same bytes in every process.  (:func:`cmnd`: :data:`.blockacf.FFT_BACKEND`.)
 FFT_BACKEND = "scipy"
 
 
@@ -42,7 +52,53 @@ def frame_signal(y: np.ndarray, frame_length: int, hop_length: int) -> np.ndarra
 
 
 def cmnd(frames: np.ndarray, geometry: PitchGeometry) -> np.ndarray:
-    """Cumulative mean normalised difference of each frame.
+    """Cumulative mean normalised difference of each frame, in the frames' precision (YIN's fast rows).
+
+    Parameters
+    ----------
+    frames : np.ndarray, shape (n_frames, frame_length), float32 or float64
+        The frames (hop-spaced views of one signal, as :func:`frame_signal` makes, are fastest).
+    geometry : PitchGeometry
+        Period range and framing.
+
+    Returns
+    -------
+    np.ndarray, shape (n_frames, n_periods), dtype of ``frames``
+        ``d'[k]`` for ``k = min_period .. max_period``: :func:`cmnd_exact`'s values to float rounding.  Each frame's
+        row depends on that frame only (not on the other frames of the call).
+    """
+    lo, hi = geometry.min_period, geometry.max_period
+    if frames.dtype not in (np.float32, np.float64):
+        frames = frames.astype(np.float64)
+    dtype, n = frames.dtype, frames.shape[0]
+    out = np.empty((n, hi - lo + 1), dtype=dtype)
+    # one chunk at a time through scratch arrays that stay in the cache (fresh large temporaries cost page faults)
+    chunk = CHUNK_FRAMES
+    acf = np.empty((chunk, hi + 1), dtype=dtype)
+    energy = np.empty((chunk, hi), dtype=dtype)
+    lags = np.arange(lo, hi + 1, dtype=dtype)
+    tiny = np.finfo(dtype).tiny
+    for start in range(0, n, chunk):
+        part = frames[start : start + chunk]
+        m = part.shape[0]
+        r, e = acf[:m], energy[:m]
+        autocorrelation(part, geometry, out=r)
+        np.square(part[:, :hi], out=e)
+        np.cumsum(e, axis=-1, out=e)
+        e[:, 0] = 0  # librosa's e[0] = 0
+        diff = r[:, 1:]
+        np.subtract(r[:, :1], diff, out=diff)
+        diff *= 2
+        diff -= e  # d[k], k = 1 .. hi (column k - 1)
+        mean = np.cumsum(diff, axis=-1, out=e)[:, lo - 1 :]
+        mean /= lags
+        mean += tiny
+        np.divide(diff[:, lo - 1 :], mean, out=out[start : start + m])
+    return out
+
+
+def cmnd_exact(frames: np.ndarray, geometry: PitchGeometry) -> np.ndarray:
+    """Cumulative mean normalised difference of each frame, librosa 0.11's bits (pYIN's rows).
 
     Parameters
     ----------
@@ -76,7 +132,8 @@ def cmnd(frames: np.ndarray, geometry: PitchGeometry) -> np.ndarray:
 
 def parabolic_shifts(rows: np.ndarray) -> np.ndarray:
     """Vertex offsets ``s`` (lags, in ``(-1, 1)``) of the parabola through each lag and its neighbours; 0 at the
-    ends and where ``|b| >= |a|``.  Shape and dtype of ``rows``."""
+    ends and where ``|b| >= |a|``.  Shape of ``rows``, float64 (float32 rows are widened first)."""
+    rows = rows.astype(np.float64, copy=False)
     shifts = np.zeros_like(rows)
     left, mid, right = rows[:, :-2], rows[:, 1:-1], rows[:, 2:]
     a = right + left - 2 * mid

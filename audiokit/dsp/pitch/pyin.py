@@ -16,7 +16,7 @@ import numpy as np
 
 from ...errors import ParameterError
 from ...validate import check_int, check_real
-from .difference import cmnd, frame_signal, parabolic_shifts
+from .difference import cmnd_exact, frame_signal, parabolic_shifts
 from .params import FRAME_LENGTH, PRIOR, SR, PitchGeometry, PitchGrid, PyinPrior, check_audio
 from .probabilities import ObservationModel
 from .transitions import TransitionBand
@@ -72,7 +72,7 @@ class PyinModel:
     def observe(self, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Observation probabilities ``(2n, n_frames)`` and voiced probabilities ``(n_frames,)`` of frames
         ``(n_frames, frame_length)``."""
-        rows = cmnd(frames, self.geometry)
+        rows = cmnd_exact(frames, self.geometry)
         return self.observation.observations(rows, parabolic_shifts(rows))
 
     def states_to_f0(self, states: np.ndarray, fill_na: float | None) -> tuple[np.ndarray, np.ndarray]:

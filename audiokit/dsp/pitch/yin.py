@@ -4,7 +4,11 @@ For each row ``d'`` of :func:`~.difference.cmnd` (lags ``min_period + i``), the 
 with ``d'[i] < trough_threshold`` ("the smallest value of tau that gives a minimum of d' deeper than this
 threshold"), or the global minimum (first ``argmin``) if there is none, refined by the parabola's vertex:
 ``period = min_period + i + s[i]`` samples and ``f0 = sr / period`` Hz.  This is librosa 0.11's ``yin``
-(``core/pitch.py``), operation for operation.
+(``core/pitch.py``) step for step, on rows computed faster (:func:`~.difference.cmnd`: the autocorrelation at the
+searched lags only, in the input's precision), so the f0 are librosa's to float rounding (the tolerance and the
+count of frames beyond it: ``tests/dsp/test_yin_fast.py``).  :func:`yin_block` searches the rows in one pass and
+refines only the chosen lag, with the arithmetic of :func:`yin_and_flags` over :func:`~.difference.parabolic_shifts`
+(same bits).
 """
 
 from __future__ import annotations
@@ -14,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from ...validate import check_real
-from .difference import cmnd, frame_signal, parabolic_shifts, troughs
+from .difference import cmnd, frame_signal, troughs
 from .params import PitchGeometry, check_audio
 
-__all__ = ["pad_centered", "yin", "yin_frames"]
+__all__ = ["pad_centered", "yin", "yin_and_flags", "yin_block", "yin_frames"]
 
 
 def pad_centered(y: np.ndarray, frame_length: int, *, center: bool, pad_mode: str = "constant") -> np.ndarray:
@@ -42,13 +46,42 @@ def yin_and_flags(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(f0, periodic)``: YIN's f0 and whether the frame had a trough below the threshold (else its f0 is the
     global minimum's, an aperiodic frame's guess)."""
-    below = troughs(rows) & (rows < trough_threshold)
+    below = troughs(rows) & (rows < np.float64(trough_threshold))
     index = np.argmax(below, axis=-1)
     none = ~below.any(axis=-1)
     index[none] = np.argmin(rows[none], axis=-1)
     period = geometry.min_period + index + np.take_along_axis(shifts, index[:, None], axis=-1)[:, 0]
     f0: np.ndarray = geometry.sr / period
     periodic: np.ndarray = np.logical_not(none)
+    return f0, periodic
+
+
+def yin_block(frames: np.ndarray, geometry: PitchGeometry, trough_threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(f0, periodic)`` of frames ``(n_frames, frame_length)``: :func:`yin_and_flags` of :func:`~.difference.cmnd`'s
+    rows and their :func:`~.difference.parabolic_shifts`, bit for bit, with the shift computed at the chosen lag only.
+    """
+    rows = cmnd(frames, geometry)
+    n, width = rows.shape
+    below = troughs(rows)
+    below &= rows < np.float64(trough_threshold)
+    index = np.argmax(below, axis=-1)
+    periodic = below[np.arange(n), index]
+    none = np.flatnonzero(~periodic)
+    if none.size:
+        index[none] = np.argmin(rows[none], axis=-1)
+    # parabolic_shifts at (frame, index): float64, 0 at the ends and where |b| >= |a|
+    inner = (index > 0) & (index < width - 1)
+    at = np.clip(index, 1, width - 2)
+    frame = np.arange(n)
+    left = rows[frame, at - 1].astype(np.float64)
+    mid = rows[frame, at].astype(np.float64)
+    right = rows[frame, at + 1].astype(np.float64)
+    a = right + left - 2 * mid
+    b = (right - left) / 2
+    inside = inner & (np.abs(b) < np.abs(a))
+    shift = np.zeros(n)
+    shift[inside] = -b[inside] / a[inside]
+    f0: np.ndarray = geometry.sr / (geometry.min_period + index + shift)
     return f0, periodic
 
 
@@ -104,6 +137,10 @@ def yin(
 BLOCK_FRAMES = 2048
 
 
+#: Frames per :func:`yin_block` call of the whole-signal function: its rows and masks (~120 KiB each) stay in cache.
+SEARCH_FRAMES = 512
+
+
 def yin_of(padded: np.ndarray, geometry: PitchGeometry, threshold: float) -> np.ndarray:
     """YIN f0 (Hz) of one padded channel ``(n_padded,)``, in blocks of :data:`BLOCK_FRAMES` frames."""
     frames = frame_signal(padded, geometry.frame_length, geometry.hop_length)
@@ -111,8 +148,8 @@ def yin_of(padded: np.ndarray, geometry: PitchGeometry, threshold: float) -> np.
         from ...errors import ParameterError
 
         raise ParameterError(f"input is too short (n={padded.shape[-1]}) for frame_length={geometry.frame_length}")
-    parts = []
-    for start in range(0, frames.shape[0], BLOCK_FRAMES):
-        rows = cmnd(frames[start : start + BLOCK_FRAMES], geometry)
-        parts.append(yin_frames(rows, parabolic_shifts(rows), geometry, threshold))
+    parts = [
+        yin_block(frames[start : start + BLOCK_FRAMES], geometry, threshold)[0]
+        for start in range(0, frames.shape[0], BLOCK_FRAMES)
+    ]
     return np.concatenate(parts)
