@@ -15,6 +15,7 @@ The registry is walked: for every job ``audiokit batch`` runs, each option of ``
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,8 +38,14 @@ REQUIRED = {"resample": {"to": "8k"}, "quantize": {"bits": 8}}
 VALUE = "x.out"
 
 
+@functools.cache
 def _batch(name: str) -> Any:
     return typer.main.get_command(batch_app).commands[name]
+
+
+@functools.cache
+def _single(name: str) -> Any:
+    return load_command(name)
 
 
 def _options(command: Any) -> Iterator[Any]:
@@ -52,16 +59,18 @@ def _flags(param: Any) -> tuple[str, ...]:
 def _classified(name: str) -> Iterator[tuple[str, Any, Any]]:
     """(kind, single-file option, batch option or None) of every option of ``audiokit NAME``."""
     batch = {flag: p for p in _batch(name).params for flag in _flags(p)}
-    for option in _options(load_command(name)):
-        there = [batch[flag] for flag in _flags(option) if flag in batch]
+    for option in _options(_single(name)):
+        there = [(flag, batch[flag]) for flag in _flags(option) if flag in batch]
         if not there:
             yield "missing", option, None
-        elif all(BATCH_OWN.get(flag) == p.name for flag, p in zip(_flags(option), there) if flag in batch):
-            yield "batch-own", option, there[0]
-        elif any(p.hidden for p in there):
-            yield "refused", option, there[0]
+        elif all(BATCH_OWN.get(flag) == p.name for flag, p in there):
+            yield "batch-own", option, there[0][1]
+        elif any(p.hidden for _, p in there):
+            yield "refused", option, next(p for _, p in there if p.hidden)
+        elif all(p.name == option.name for _, p in there):
+            yield "taken", option, there[0][1]
         else:
-            yield "taken", option, there[0]
+            yield "collision", option, there[0][1]
 
 
 CASES = [(name, kind, option.name) for name in registry.batch_jobs() for kind, option, _ in _classified(name)]
@@ -138,7 +147,7 @@ def test_a_refused_option_stays_out_of_the_batch_help(name, option):
 
 def test_switches_are_batch_flags_of_options_that_name_a_file():
     for name, option in SWITCHES:
-        single = next(p for p in load_command(name).params if p.name == option)
+        single = next(p for p in _single(name).params if p.name == option)
         batch = next(p for p in _batch(name).params if p.name == option)
         assert not single.is_flag and batch.is_flag and not batch.hidden
         assert _flags(single) == _flags(batch)
