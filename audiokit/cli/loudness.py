@@ -7,23 +7,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..errors import ParameterError
 from ..io.npy import sidecar_path
 from ..pipelines.loudness import LoudnessOptions, check_options, loudness_file
 from . import console
-from .options import (
-    FixNonFinite,
-    JsonLinesPerFile,
-    JsonPerFile,
-    RawChannels,
-    RawFormatOpt,
-    RawRate,
-    inputs_from,
-    print_paths,
-    refuse_terminal,
-    reporter,
-)
-from .reports import check_json_flags, report_each
+from .options import JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, reporter
+from .reports import check_outputs, report_and_list
 from .stft_options import Size
 
 OUT_PANEL = "Output"
@@ -74,6 +62,7 @@ def _print_table(report: dict) -> None:
     console.print_table(head, ["field", "value", "note"], rows)
 
 
+@reads_audio
 def loudness_command(
     files: Annotated[list[str], typer.Argument(help="Audio files (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     json_out: JsonPerFile = False,
@@ -103,10 +92,7 @@ def loudness_command(
         typer.Option("-o", "--output", help="PNG of the loudness against time (- for stdout).", rich_help_panel=OUT_PANEL),
     ] = None,
     size: Size = "1200x500",
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """Loudness (EBU R128 / ITU-R BS.1770-4): integrated, momentary, short-term, LRA, true peak.
 
@@ -129,27 +115,22 @@ def loudness_command(
         audiokit loudness *.wav --jsonl | jq -r '[.path, .integrated_lufs, .true_peak_dbtp] | @tsv'
     """
     params = dict(locals())
-    check_json_flags(json_out, json_lines)
-    if (series is not None or output is not None) and len(files) > 1:
-        raise ParameterError(
-            f"--series and -o take one input file ({len(files)} given); use 'audiokit batch loudness --series --png'"
-        )
-    if (json_out or json_lines) and output == "-":
-        raise ParameterError("--json and -o - both write to stdout; choose one")
-    refuse_terminal(output, "PNG")
+    check_outputs(
+        files,
+        one_file="--series and -o",
+        given=series is not None or output is not None,
+        batch="audiokit batch loudness --series --png",
+        png=output,
+        json_out=json_out,
+        json_lines=json_lines,
+    )
     options = options_from(params)
     check_options(options)
-    inputs = inputs_from(params)
+    inputs = inputs_from(raw)
 
     def measure(path: str) -> dict:
         return loudness_file(path, options, png=output, series=series, inputs=inputs, reporter=reporter()).report or {}
 
     written = [p for p in (output, series) if p not in (None, "-")]
     written += [str(sidecar_path(series))] if series is not None and series.lower().endswith(".npy") else []
-    if output == "-":  # stdout holds the PNG bytes only
-        measure(files[0])
-        print_paths(written, to_stderr=True)
-        return 0
-    status = report_each(files, measure, _print_table, json_out=json_out, json_lines=json_lines)
-    print_paths(written, to_stderr=json_out or json_lines)
-    return status
+    return report_and_list(files, measure, _print_table, png=output, written=written, json_out=json_out, json_lines=json_lines)

@@ -7,12 +7,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..errors import ParameterError
 from ..io.npy import sidecar_path
 from ..pipelines.pitch import PitchOptions, check_options, pitch_file
 from . import console
-from .options import JsonLinesPerFile, JsonPerFile, inputs_from, print_paths, reads_audio, refuse_terminal, reporter
-from .reports import check_json_flags, report_each
+from .options import JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, reporter
+from .reports import check_outputs, report_and_list
 from .stft_options import Size
 
 OUT_PANEL = "Output"
@@ -102,12 +101,15 @@ def pitch_command(
         audiokit pitch *.wav --jsonl | jq -r '[.path, .f0_median_hz] | @tsv'
     """
     params = dict(locals())
-    check_json_flags(json_out, json_lines)
-    if (npy is not None or output is not None) and len(files) > 1:
-        raise ParameterError(f"--npy and -o take one input file ({len(files)} given); use 'audiokit batch pitch'")
-    if (json_out or json_lines) and output == "-":
-        raise ParameterError("--json and -o - both write to stdout; choose one")
-    refuse_terminal(output, "PNG")
+    check_outputs(
+        files,
+        one_file="--npy and -o",
+        given=npy is not None or output is not None,
+        batch="audiokit batch pitch",
+        png=output,
+        json_out=json_out,
+        json_lines=json_lines,
+    )
     options = options_from(params)
     check_options(options)
     inputs = inputs_from(raw)
@@ -117,10 +119,4 @@ def pitch_command(
 
     written = [p for p in (output, npy) if p not in (None, "-")]
     written += [str(sidecar_path(npy))] if npy is not None else []
-    if output == "-":  # stdout holds the PNG bytes only
-        measure(files[0])
-        print_paths(written, to_stderr=True)
-        return 0
-    status = report_each(files, measure, _print_table, json_out=json_out, json_lines=json_lines)
-    print_paths(written, to_stderr=json_out or json_lines)
-    return status
+    return report_and_list(files, measure, _print_table, png=output, written=written, json_out=json_out, json_lines=json_lines)

@@ -13,12 +13,48 @@ from typing import Any
 
 from ..errors import InputError, ParameterError
 from . import console
+from .options import print_paths, refuse_terminal
 
 
 def check_json_flags(json_out: bool, json_lines: bool) -> None:
     """``--json`` and ``--jsonl`` exclude each other (ParameterError)."""
     if json_out and json_lines:
         raise ParameterError("--json and --jsonl exclude each other (--json indents each object, --jsonl puts one per line)")
+
+
+def check_outputs(
+    files: list[str], *, one_file: str, given: bool, batch: str, png: str | None, json_out: bool, json_lines: bool
+) -> None:
+    """The output rules of a measuring command that also writes files (ParameterError): ``--json``/``--jsonl``
+    exclude each other; the outputs ``one_file`` names (``given``: one of them is) take one input (``batch`` is the
+    command to use for more); ``-o -`` (the PNG on stdout) excludes the JSON; no PNG bytes to a terminal."""
+    check_json_flags(json_out, json_lines)
+    if given and len(files) > 1:
+        raise ParameterError(f"{one_file} take one input file ({len(files)} given); use '{batch}'")
+    if (json_out or json_lines) and png == "-":
+        raise ParameterError("--json and -o - both write to stdout; choose one")
+    refuse_terminal(png, "PNG")
+
+
+def report_and_list(
+    files: list[str],
+    measure: Callable[[str], dict[str, Any]],
+    table: Callable[[dict[str, Any]], None],
+    *,
+    png: str | None,
+    written: list[str],
+    json_out: bool,
+    json_lines: bool,
+) -> int:
+    """:func:`report_each`, then the ``written`` paths: on stdout after a table, as notices on stderr after JSON,
+    and after the one report (not printed) when ``png`` is ``-`` (stdout holds the PNG bytes only)."""
+    if png == "-":
+        measure(files[0])
+        print_paths(written, to_stderr=True)
+        return 0
+    status = report_each(files, measure, table, json_out=json_out, json_lines=json_lines)
+    print_paths(written, to_stderr=json_out or json_lines)
+    return status
 
 
 def report_each(

@@ -9,7 +9,7 @@ import typer
 
 from ..pipelines.stats import StatsOptions, stats
 from . import console
-from .options import FixNonFinite, JsonLinesPerFile, JsonPerFile, RawChannels, RawFormatOpt, RawRate, inputs_from, reporter
+from .options import JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, reporter
 from .reports import report_each
 
 #: The table's rows: label, JSON field, format ("db", "lin", "factor", "count", "bits").
@@ -70,6 +70,7 @@ def _print_table(report: dict) -> None:
     console.print_table(head, names, rows)
 
 
+@reads_audio
 def stats_command(
     files: Annotated[list[str], typer.Argument(help="Audio files (WAV, FLAC, OGG, MP3, raw PCM with --format), or - for stdin.")],
     json_out: JsonPerFile = False,
@@ -80,10 +81,7 @@ def stats_command(
             "--window", "-w", help="Time constant of RMS Pk/Tr and noise floor window (SoX's -w), 10ms..10s.", show_default=True
         ),
     ] = "50ms",
-    rate: RawRate = None,
-    fmt: RawFormatOpt = None,
-    channels: RawChannels = None,
-    fix_nonfinite: FixNonFinite = False,
+    **raw: Any,
 ) -> int:
     """Level statistics as SoX's stats (DC, peak, RMS, RMS peak/trough, crest, flat factor, bit depth) and more.
 
@@ -105,7 +103,7 @@ def stats_command(
         audiokit stats *.wav --jsonl | jq -r '[.path, .overall.rms_level_db] | @tsv'
     """
     params = dict(locals())
-    inputs = inputs_from(params)
+    inputs = inputs_from(raw)
     options = options_from(params)
     return report_each(
         files,
