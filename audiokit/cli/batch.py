@@ -26,7 +26,7 @@ from ..pipelines import registry
 from . import console
 from .app import Terminated
 from .batch_options import BATCH_PARAMS, PNG_PARAM, progress
-from .batch_params import DROPPED, batch_parameters, refuse_given
+from .batch_params import DROPPED, SWITCHES, batch_parameters, flags_of, refuse_given
 from .options import inputs_from
 from .store_options import STORE_PARAMS, store_from
 
@@ -117,9 +117,12 @@ def batch_command(name: str) -> Callable[..., int]:
     command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": int}
     command.__name__ = command.__qualname__ = f"batch_{name}"
     first = (inspect.getdoc(single) or "").splitlines()[0]
+    flags = ["/".join(flags_of(p)) for (command_name, _), p in SWITCHES.items() if command_name == name]
+    switched = f"; {', '.join(flags)} is a flag here" if flags else ""
     command.__doc__ = (
         f"audiokit {name} over many inputs: {first}\n\n"
-        f"Every option of 'audiokit {name}' works the same way; "
+        f"Every option of 'audiokit {name}' works the same way but those naming one output file or printing to stdout "
+        f"(batch names its outputs{switched}); "
         + (
             "the arrays go to a corpus store under --out (--store; default npy: one time-major (n_frames, n_feats) "
             ".npy per utterance, described once in DIR/store.json, indexed in DIR/index.sqlite)"
