@@ -4,6 +4,7 @@ through parselmouth, when a separate venv has it), on the same inputs in one run
     python benchmarks/bench_pitch.py                       # speed on 60 s and 5 min of 16 kHz speech + accuracy
     python benchmarks/bench_pitch.py --minutes 1 60        # 1 h for audiokit; librosa's 1 h extrapolated from 5 min
     python benchmarks/bench_pitch.py --parselmouth /tmp/pm-venv/bin/python
+    python benchmarks/bench_pitch.py --methods yin --minutes 1 5 60 --no-accuracy   # the yin rows only
     python benchmarks/bench_pitch.py --no-speed --no-accuracy --cli   # only the whole-process CLI rows
 
 Speed: CPU-seconds (``resource.getrusage``, user + system, of this process; one BLAS/FFT thread) per call, the
@@ -120,7 +121,14 @@ def parselmouth_run(python: str | None, y: np.ndarray, workdir: Path) -> dict | 
     return json.loads(done.stdout)
 
 
-def speed(minutes: list[float], repeats: int, librosa_max: float, pm_python: str | None, workdir: Path) -> None:
+def speed(
+    minutes: list[float],
+    repeats: int,
+    librosa_max: float,
+    pm_python: str | None,
+    workdir: Path,
+    methods: tuple[str, ...] = ("pyin", "yin"),
+) -> None:
     import librosa
 
     import audiokit
@@ -133,7 +141,7 @@ def speed(minutes: list[float], repeats: int, librosa_max: float, pm_python: str
     for m in minutes:
         y = speech(60 * m, workdir)
         seconds = y.size / SR
-        for method in ("pyin", "yin"):
+        for method in methods:
             ours = getattr(audiokit, method)
             theirs = getattr(librosa, method)
             a_cpu, a_wall, a_out = measure(lambda f=ours, x=y: f(x, **common), repeats)
@@ -142,9 +150,11 @@ def speed(minutes: list[float], repeats: int, librosa_max: float, pm_python: str
                 measured[method] = (m, l_cpu)
                 if method == "pyin":
                     same = all(np.array_equal(a, b, equal_nan=True) for a, b in zip(a_out, l_out))
-                else:
-                    same = bool(np.array_equal(a_out, l_out))
-                l_text, note = f"{l_cpu:.2f}", ("identical" if same else "DIFFERENT")
+                    note = "identical" if same else "DIFFERENT"
+                else:  # yin: librosa's f0 to float rounding (tests/dsp/test_yin_fast.py bounds it per frame)
+                    rel = float(np.max(np.abs(a_out - l_out) / l_out))
+                    note = "identical" if rel == 0 else f"max |rel diff| {rel:.1e}"
+                l_text = f"{l_cpu:.2f}"
             else:
                 base_m, base_cpu = measured[method]
                 l_cpu = base_cpu * m / base_m
@@ -162,7 +172,7 @@ def speed(minutes: list[float], repeats: int, librosa_max: float, pm_python: str
                     note,
                 ]
             )
-        for row in rows[-2:]:
+        for row in rows[-len(methods) :]:
             print("# " + " | ".join(row), file=sys.stderr, flush=True)
         pm = parselmouth_run(pm_python, y, workdir) if m <= librosa_max else None
         if pm:
@@ -344,6 +354,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, nargs="+", default=[1, 5])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--methods", nargs="+", choices=["pyin", "yin"], default=["pyin", "yin"])
     parser.add_argument("--librosa-max", type=float, default=5.0, help="longest input (minutes) librosa runs on")
     parser.add_argument("--parselmouth", default=None, help="python of a venv with praat-parselmouth")
     parser.add_argument("--no-speed", action="store_true")
@@ -356,7 +367,7 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bench-pitch-"))
     try:
         if not args.no_speed:
-            speed(args.minutes, args.repeats, args.librosa_max, args.parselmouth, workdir)
+            speed(args.minutes, args.repeats, args.librosa_max, args.parselmouth, workdir, tuple(args.methods))
         if not args.no_accuracy:
             accuracy(args.parselmouth, workdir)
         if args.cli:
