@@ -30,6 +30,7 @@ import numpy as np
 __all__ = [
     "HORIZONTAL_COST",
     "Box",
+    "LabelArea",
     "Placement",
     "column_skyline",
     "layout_labels",
@@ -195,26 +196,12 @@ def _leader(anchor: tuple[float, float], box: Box, gap: float) -> tuple[tuple[fl
     return anchor, (x, y)
 
 
-def place_labels(
-    anchors: Sequence[tuple[float, float]],
-    sizes: Sequence[tuple[float, float]],
-    *,
-    bounds: Box,
-    skyline: np.ndarray,
-    obstacles: Sequence[Box] = (),
-    gap: float = 3.0,
-    margin: float = 2.0,
-    order: Sequence[int] | None = None,
-    prefer: str = "centre",
-) -> list[Placement | None]:
-    """Place labels of the given sizes near their anchors, one at a time in ``order`` (the first gets the best spot).
+@dataclass(frozen=True, eq=False)
+class LabelArea:
+    """Where labels may go and what is in their way (:func:`place_labels`, :func:`layout_labels`).
 
-    Parameters
+    Attributes
     ----------
-    anchors : sequence of (x, y)
-        Display pixels of each label's point: the top centre of its marker.
-    sizes : sequence of (width, height)
-        Each label's box in pixels, as drawn (:func:`text_box_size`).
     bounds : Box
         Where labels may go (the axes' area).
     skyline : np.ndarray, shape (columns,)
@@ -227,6 +214,33 @@ def place_labels(
         gets a leader line.
     margin : float
         Pixels kept between any two boxes, and between a box and the edges of ``bounds``.
+    """
+
+    bounds: Box
+    skyline: np.ndarray
+    obstacles: Sequence[Box] = ()
+    gap: float = 3.0
+    margin: float = 2.0
+
+
+def place_labels(
+    anchors: Sequence[tuple[float, float]],
+    sizes: Sequence[tuple[float, float]],
+    area: LabelArea,
+    *,
+    order: Sequence[int] | None = None,
+    prefer: str = "centre",
+) -> list[Placement | None]:
+    """Place labels of the given sizes near their anchors, one at a time in ``order`` (the first gets the best spot).
+
+    Parameters
+    ----------
+    anchors : sequence of (x, y)
+        Display pixels of each label's point: the top centre of its marker.
+    sizes : sequence of (width, height)
+        Each label's box in pixels, as drawn (:func:`text_box_size`).
+    area : LabelArea
+        The bounds, the data's skyline, the obstacles and the spacing.
     order : sequence of int, optional
         The order in which labels are placed (default: as given).  A label's box is never more than its own
         width away from its anchor horizontally.
@@ -244,7 +258,8 @@ def place_labels(
         raise ValueError(f"prefer={prefer!r}: use 'centre' or 'staircase'")
     if len(sizes) != len(anchors):
         raise ValueError(f"{len(anchors)} anchors but {len(sizes)} sizes")
-    scene = _Scene(bounds, skyline, obstacles, gap, margin)
+    bounds, gap, margin = area.bounds, area.gap, area.margin
+    scene = _Scene(area)
     result: list[Placement | None] = [None] * len(anchors)
     middle = (bounds.x0 + bounds.x1) / 2
     for index in order if order is not None else range(len(anchors)):
@@ -265,9 +280,9 @@ def place_labels(
 class _Scene:
     """The labels placed so far, their leaders, and what else is in the way (:func:`place_labels`)."""
 
-    def __init__(self, bounds: Box, skyline: np.ndarray, obstacles: Sequence[Box], gap: float, margin: float):
-        self.bounds, self.skyline, self.gap, self.margin = bounds, skyline, gap, margin
-        self.blockers: list[Box] = list(obstacles)
+    def __init__(self, area: LabelArea):
+        self.bounds, self.skyline, self.gap, self.margin = area.bounds, area.skyline, area.gap, area.margin
+        self.blockers: list[Box] = list(area.obstacles)
         self.leaders: list[tuple[tuple[float, float], tuple[float, float]]] = []
 
     def spot(self, anchor: tuple[float, float], size: tuple[float, float], start: float) -> Box | None:
@@ -321,14 +336,7 @@ class _Scene:
 
 
 def layout_labels(
-    anchors: Sequence[tuple[float, float]],
-    sizes: Sequence[tuple[float, float]],
-    *,
-    bounds: Box,
-    skyline: np.ndarray,
-    obstacles: Sequence[Box] = (),
-    gap: float = 3.0,
-    margin: float = 2.0,
+    anchors: Sequence[tuple[float, float]], sizes: Sequence[tuple[float, float]], area: LabelArea
 ) -> list[Placement | None]:
     """:func:`place_labels` in a few orders -- priority (as given) centred on the anchors, a staircase from the
     middle outwards, the highest anchor first (as a staircase, and centred) -- and the best layout.
@@ -339,25 +347,15 @@ def layout_labels(
     The best layout places the most labels, then the highest-priority ones (labels earlier in ``anchors``), then
     has the least total displacement (:data:`HORIZONTAL_COST`).
     """
-    middle = (bounds.x0 + bounds.x1) / 2
+    middle = (area.bounds.x0 + area.bounds.x1) / 2
     inside_out = sorted(range(len(anchors)), key=lambda i: (abs(anchors[i][0] - middle), i))
     best: tuple[tuple[Any, ...], list[Placement | None]] | None = None
     highest = sorted(range(len(anchors)), key=lambda i: (-anchors[i][1], i))
     strategies = ((range(len(anchors)), "centre"), (inside_out, "staircase"), (highest, "staircase"), (highest, "centre"))
     for order, prefer in strategies:
-        placements = place_labels(
-            anchors,
-            sizes,
-            bounds=bounds,
-            skyline=skyline,
-            obstacles=obstacles,
-            gap=gap,
-            margin=margin,
-            order=order,
-            prefer=prefer,
-        )
+        placements = place_labels(anchors, sizes, area, order=order, prefer=prefer)
         flags = tuple(p is not None for p in placements)
-        score = (sum(flags), flags, -_displacement(anchors, placements, gap))
+        score = (sum(flags), flags, -_displacement(anchors, placements, area.gap))
         if best is None or score > best[0]:
             best = (score, placements)
     return best[1] if best is not None else []

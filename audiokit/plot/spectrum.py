@@ -19,7 +19,7 @@ import numpy as np
 
 from ..io import write_bytes_atomic
 from .figure import _figure, png_bytes
-from .labels import Box, Placement, column_skyline, layout_labels, text_box_size, wrap_to_width
+from .labels import Box, LabelArea, Placement, column_skyline, layout_labels, text_box_size, wrap_to_width
 from .layout import parse_size, title_name
 
 __all__ = [
@@ -456,9 +456,7 @@ class _Scene:
         self, leads: Sequence[PeakMark], sizes: Sequence[tuple[float, float]], headroom: float, legend_extent
     ) -> list[Placement | None]:
         legend = Box(legend_extent.x0, legend_extent.y0, legend_extent.x1, legend_extent.y1)
-        return layout_labels(
-            self.anchors(leads, headroom), sizes, bounds=self.bounds, skyline=self.skyline(headroom), obstacles=[legend]
-        )
+        return layout_labels(self.anchors(leads, headroom), sizes, LabelArea(self.bounds, self.skyline(headroom), [legend]))
 
     def search(self, leads: Sequence[PeakMark], sizes: Sequence[tuple[float, float]], legend, renderer) -> tuple[float, str, int]:
         """The least headroom (and a legend location) at which every label has room and the legend covers no data;
@@ -480,7 +478,7 @@ class _Scene:
                 box = Box(x_of[loc], self.bounds.y1 - pad_y - h, x_of[loc] + w, self.bounds.y1 - pad_y)
                 first = max(0, int(box.x0 - self.bounds.x0))
                 clear = bool(sky[first : max(first + 1, int(math.ceil(box.x1 - self.bounds.x0)))].max() < box.y0)
-                placed = layout_labels(self.anchors(leads, headroom), sizes, bounds=self.bounds, skyline=sky, obstacles=[box])
+                placed = layout_labels(self.anchors(leads, headroom), sizes, LabelArea(self.bounds, sky, [box]))
                 score = (clear, sum(p is not None for p in placed))
                 if best is None or score > best[0]:
                     best = (score, headroom, loc)

@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from audiokit.plot.figure import png_bytes
-from audiokit.plot.labels import Box, column_skyline, layout_labels, place_labels, wrap_to_width
+from audiokit.plot.labels import Box, LabelArea, column_skyline, layout_labels, place_labels, wrap_to_width
 from audiokit.plot.spectrum import MARKER_PT, PeakMark, spectrum_figure
 
 SNAP = 0.5  # px: text positions are snapped to whole pixels when drawn
@@ -56,7 +56,7 @@ def test_place_labels_never_overlaps_and_stays_in_bounds_above_the_data(seed):
     anchors = [(float(x), float(y)) for x, y in zip(xs, ys)]
     sizes = [(float(rng.uniform(60, 140)), 14.0) for _ in range(n)]
     legend = Box(1000.0, 420.0, 1145.0, 455.0)
-    placements = layout_labels(anchors, sizes, bounds=bounds, skyline=sky, obstacles=[legend])
+    placements = layout_labels(anchors, sizes, LabelArea(bounds, sky, [legend]))
     boxes = [p.box for p in placements if p is not None]
     # a cluster has room for all (a staircase); random spread heights can defeat the greedy layout for one or two
     assert len(boxes) == n if seed % 2 == 0 else len(boxes) >= n - 2
@@ -80,7 +80,7 @@ def test_place_labels_stacks_a_cluster_as_a_staircase_with_vertical_leaders():
     xs = [20.0, 30.0, 45.0, 60.0, 75.0, 90.0, 100.0, 120.0]
     sky = np.zeros(1000)
     sky[10:130] = 300.0
-    placements = layout_labels([(x, 300.0) for x in xs], [(130.0, 14.0)] * 8, bounds=bounds, skyline=sky)
+    placements = layout_labels([(x, 300.0) for x in xs], [(130.0, 14.0)] * 8, LabelArea(bounds, sky))
     assert all(p is not None for p in placements)
     boxes = [p.box for p in placements if p is not None]
     assert _disjoint(boxes)
@@ -92,10 +92,10 @@ def test_place_labels_stacks_a_cluster_as_a_staircase_with_vertical_leaders():
 def test_place_labels_leaves_out_what_has_no_room_and_takes_the_priority_first():
     bounds = Box(0.0, 0.0, 300.0, 60.0)
     sky = np.zeros(300)
-    placements = place_labels([(150.0, 10.0)] * 5, [(250.0, 20.0)] * 5, bounds=bounds, skyline=sky)
+    placements = place_labels([(150.0, 10.0)] * 5, [(250.0, 20.0)] * 5, LabelArea(bounds, sky))
     # the first sits on the anchor; a second would need a leader through the first: none has room
     assert placements[0] is not None and placements[0].leader is None and placements[1:] == [None] * 4
-    assert place_labels([(10.0, 10.0)], [(400.0, 10.0)], bounds=bounds, skyline=sky) == [None]  # wider than the axes
+    assert place_labels([(10.0, 10.0)], [(400.0, 10.0)], LabelArea(bounds, sky)) == [None]  # wider than the axes
 
 
 def test_wrap_to_width_breaks_a_long_title_with_the_renderer_measuring():
