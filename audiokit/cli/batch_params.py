@@ -111,8 +111,8 @@ def _writes(name: str) -> str:
     spec = registry.spec(name)
     try:
         files = ", ".join(spec.outputs(spec.options(), "<id>", False).values())
-    except TypeError:  # options without defaults (resample --to, quantize --bits)
-        files = _WRITES[name]
+    except (TypeError, ValueError):  # options without defaults (resample --to, quantize --bits)
+        files = _WRITES.get(name, f"the outputs 'audiokit batch {name} --help' names")
     parts = [f"each input's array in the --store ({files} with --store files)"] if spec.run_member is not None else []
     parts += [files] if files and spec.run_member is None else []
     parts += ["DIR/results.jsonl (the reports)"] if spec.reports else []
