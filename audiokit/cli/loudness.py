@@ -11,7 +11,7 @@ from ..io.npy import sidecar_path
 from ..pipelines.loudness import LoudnessOptions, check_options, loudness_file
 from . import console
 from .options import JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, reporter
-from .reports import check_outputs, report_and_list
+from .reports import check_outputs, report_and_list, value_text
 from .stft_options import Size
 
 OUT_PANEL = "Output"
@@ -24,10 +24,6 @@ def options_from(params: Mapping[str, Any]) -> LoudnessOptions:
     )
 
 
-def _text(value: float | None, unit: str, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:.{digits}f} {unit}"
-
-
 def _print_table(report: dict) -> None:
     head = (
         f"{report['path']}: {report['sr']} Hz, {report['channels']} ch ({' '.join(report['layout'])}), "
@@ -35,27 +31,27 @@ def _print_table(report: dict) -> None:
     )
     peak = "true peak" if report["true_peak_oversampling"] else "sample peak"
     rows = [
-        ["integrated", _text(report["integrated_lufs"], "LUFS"), f"gate {_text(report['relative_gate_lufs'], 'LUFS')}"],
-        ["momentary max", _text(report["momentary_max_lufs"], "LUFS"), "400 ms"],
-        ["short-term max", _text(report["short_term_max_lufs"], "LUFS"), "3 s"],
+        ["integrated", value_text(report["integrated_lufs"], "LUFS"), f"gate {value_text(report['relative_gate_lufs'], 'LUFS')}"],
+        ["momentary max", value_text(report["momentary_max_lufs"], "LUFS"), "400 ms"],
+        ["short-term max", value_text(report["short_term_max_lufs"], "LUFS"), "3 s"],
         [
             "loudness range",
-            _text(report["loudness_range_lu"], "LU"),
-            f"{_text(report['lra_low_lufs'], 'LUFS')} .. {_text(report['lra_high_lufs'], 'LUFS')}",
+            value_text(report["loudness_range_lu"], "LU"),
+            f"{value_text(report['lra_low_lufs'], 'LUFS')} .. {value_text(report['lra_high_lufs'], 'LUFS')}",
         ],
         [
             "true peak",
-            _text(report["true_peak_dbtp"], "dBTP"),
+            value_text(report["true_peak_dbtp"], "dBTP"),
             f"{report['true_peak_oversampling']}x" if report["true_peak_oversampling"] else "off",
         ],
-        ["sample peak", _text(report["sample_peak_dbfs"], "dBFS"), ""],
+        ["sample peak", value_text(report["sample_peak_dbfs"], "dBFS"), ""],
     ]
     if "target_lufs" in report:
         rows.append(
             [
                 f"gain to {report['target_lufs']:g} LUFS",
-                _text(report["gain_db"], "dB"),
-                f"{peak} after: {_text(report['peak_after_gain_db'], 'dB')}",
+                value_text(report["gain_db"], "dB"),
+                f"{peak} after: {value_text(report['peak_after_gain_db'], 'dB')}",
             ]
         )
     rows += [[reason_of, "", reason] for reason_of, reason in report["undefined"].items()]

@@ -11,7 +11,7 @@ from ..io.npy import sidecar_path
 from ..pipelines.pitch import PitchOptions, check_options, pitch_file
 from . import console
 from .options import JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, reporter
-from .reports import check_outputs, report_and_list
+from .reports import check_outputs, report_and_list, value_text
 from .stft_options import Size
 
 OUT_PANEL = "Output"
@@ -31,10 +31,6 @@ def options_from(params: Mapping[str, Any]) -> PitchOptions:
     )
 
 
-def _hz(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f} Hz"
-
-
 def _print_table(report: dict) -> None:
     head = (
         f"{report['path']}: {report['sr']} Hz, {report['channels']} ch, {report['duration_s']:.6g} s, "
@@ -44,9 +40,9 @@ def _print_table(report: dict) -> None:
     rows = [
         ["frames", str(report["n_frames"]), ""],
         ["voiced", f"{100 * report['voiced_fraction']:.1f} %", f"{report['voiced_frames']} frames"],
-        ["median f0", _hz(report["f0_median_hz"]), "voiced frames"],
-        ["mean f0", _hz(report["f0_mean_hz"]), "voiced frames"],
-        ["range", f"{_hz(report['f0_min_hz'])} .. {_hz(report['f0_max_hz'])}", "voiced frames"],
+        ["median f0", value_text(report["f0_median_hz"], "Hz", 2), "voiced frames"],
+        ["mean f0", value_text(report["f0_mean_hz"], "Hz", 2), "voiced frames"],
+        ["range", f"{value_text(report['f0_min_hz'], 'Hz', 2)} .. {value_text(report['f0_max_hz'], 'Hz', 2)}", "voiced frames"],
     ]
     console.print_table(head, ["field", "value", "note"], rows)
 

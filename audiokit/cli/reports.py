@@ -16,6 +16,11 @@ from . import console
 from .options import print_paths, refuse_terminal
 
 
+def value_text(value: float | None, unit: str, digits: int = 1) -> str:
+    """A table cell: ``value`` with ``digits`` decimals and its unit, or ``-`` for an undefined value (None)."""
+    return "-" if value is None else f"{value:.{digits}f} {unit}"
+
+
 def check_json_flags(json_out: bool, json_lines: bool) -> None:
     """``--json`` and ``--jsonl`` exclude each other (ParameterError)."""
     if json_out and json_lines:
