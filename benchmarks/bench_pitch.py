@@ -96,6 +96,11 @@ def speech(seconds: float, workdir: Path) -> np.ndarray:
     return np.tile(one, reps)[: int(seconds * SR)]
 
 
+def seconds_text(s: float) -> str:
+    """Seconds with 3 significant digits under 1 s (yin's 60 s takes ~0.04 CPU-s), else 2 decimals."""
+    return f"{s:.3f}" if s < 1 else f"{s:.2f}"
+
+
 def measure(fn, repeats: int) -> tuple[float, float, object]:
     """Median CPU-seconds and wall seconds of ``fn()`` over ``repeats`` calls, and its last result."""
     cpus, walls, out = [], [], None
@@ -154,7 +159,7 @@ def speed(
                 else:  # yin: librosa's f0 to float rounding (tests/dsp/test_yin_fast.py bounds it per frame)
                     rel = float(np.max(np.abs(a_out - l_out) / l_out))
                     note = "identical" if rel == 0 else f"max |rel diff| {rel:.1e}"
-                l_text = f"{l_cpu:.2f}"
+                l_text = seconds_text(l_cpu)
             else:
                 base_m, base_cpu = measured[method]
                 l_cpu = base_cpu * m / base_m
@@ -163,8 +168,8 @@ def speed(
                 [
                     f"{m:g} min",
                     method,
-                    f"{a_cpu:.2f}",
-                    f"{a_wall:.2f}",
+                    seconds_text(a_cpu),
+                    seconds_text(a_wall),
                     l_text,
                     f"{l_cpu / a_cpu:.1f}x",
                     f"{seconds / a_cpu:.0f}x",
