@@ -1,7 +1,9 @@
-"""Fundamental frequency: YIN and pYIN, equal to librosa 0.11's frame for frame, streamed block by block.
+"""Fundamental frequency: YIN and pYIN, equal to librosa 0.11's frame for frame (YIN to float rounding), streamed.
 
 * :mod:`.params` -- period range, pitch grid, framing (librosa's checks);
-* :mod:`.difference` -- the cumulative mean normalised difference, troughs, parabolic shifts;
+* :mod:`.blockacf` -- YIN's short-lag autocorrelation from hop blocks shared by overlapping frames;
+* :mod:`.difference` -- the cumulative mean normalised difference (YIN's fast rows, pYIN's librosa-exact ones),
+  troughs, parabolic shifts;
 * :mod:`.yin` -- :func:`yin`;
 * :mod:`.probabilities` -- pYIN's observation probabilities;
 * :mod:`.transitions` -- the HMM's transition band (librosa's matrix, its nonzero band);
