@@ -39,7 +39,12 @@ Sections:
    in the same rounds, so the machine's load is shared by numerator and denominator.  audiokit runs from a
    byte-compiled copy of the package (as installed from a wheel; ``--as-found`` runs the script found), and
    ``mel --npy`` of the audiokit found is shown too.
-6. Profile of one ``audiokit spectrogram`` run of section 2 (cProfile, in a
+6. Start-up rows (``--only commands``, :mod:`cli_startup`): ``--version``, ``--help``, ``info``/``spectrum``/``pitch
+   --json``, ``spectrogram``/``waveform -o PNG``, ``mel --npy``, ``stats``, ``loudness``, ``batch info`` (and
+   resumed with nothing to do) on a 12 s 16 kHz file: median wall and child CPU seconds (``RUSAGE_CHILDREN``) of
+   ``--startup-repeats`` alternating rounds, as ratios to ``python -c "import numpy, soundfile"``, and the heavy
+   modules each imports; ``--startup-against REV`` adds the package at a git revision in the same rounds.
+7. Profile of one ``audiokit spectrogram`` run of section 2 (cProfile, in a
    helper process): import of the CLI, import of matplotlib (which audiokit
    does lazily; here done before profiling so that rendering is shown without
    it), read, STFT (of which FFT, windowing and the power reducer), dB
@@ -325,9 +330,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--only",
         nargs="+",
-        choices=["startup", "spectrogram", "mel", "mel4h", "targets", "profile"],
-        default=["startup", "spectrogram", "mel", "mel4h", "targets", "profile"],
+        choices=["startup", "spectrogram", "mel", "mel4h", "targets", "commands", "profile"],
+        default=["startup", "spectrogram", "mel", "mel4h", "targets", "commands", "profile"],
     )
+    ap.add_argument("--startup-against", metavar="REV", help="commands: also time the package at this git revision")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (prints its path)")
     args = ap.parse_args(argv)
     only = set(args.only)
@@ -496,6 +502,13 @@ def main(argv: list[str] | None = None) -> int:
         # ------------------------------------------------------------- issue 13 targets
         if "targets" in only:
             target_rows(ak, sox, tmp, fresh, args.target_repeats, as_found=args.as_found)
+
+        # ------------------------------------------------------------- start-up rows
+        if "commands" in only:
+            import cli_startup
+
+            (tmp / "commands").mkdir()
+            cli_startup.run(args.startup_repeats, args.startup_against, tmp / "commands")
 
         # ------------------------------------------------------------- profile
         if "profile" in only:
