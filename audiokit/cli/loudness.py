@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Optional
 
 import typer
 
-from ..io.npy import sidecar_path
 from ..pipelines.loudness import LoudnessOptions, check_options, loudness_file
 from . import console
 from .options import JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, reporter
-from .reports import check_outputs, report_and_list, value_text
+from .reports import FileOutputs, run_measuring, value_text
 from .stft_options import Size
 
 OUT_PANEL = "Output"
@@ -111,22 +110,15 @@ def loudness_command(
         audiokit loudness *.wav --jsonl | jq -r '[.path, .integrated_lufs, .true_peak_dbtp] | @tsv'
     """
     params = dict(locals())
-    check_outputs(
-        files,
-        one_file="--series and -o",
-        given=series is not None or output is not None,
-        batch="audiokit batch loudness --series --png",
-        png=output,
-        json_out=json_out,
-        json_lines=json_lines,
-    )
-    options = options_from(params)
-    check_options(options)
-    inputs = inputs_from(raw)
+    npy = series is not None and series.lower().endswith(".npy")
+    outputs = FileOutputs(png=output, data=series, flag="--series", sidecar=npy, batch="audiokit batch loudness --series --png")
 
-    def measure(path: str) -> dict:
-        return loudness_file(path, options, png=output, series=series, inputs=inputs, reporter=reporter()).report or {}
+    def prepare() -> Callable[[str], dict]:
+        options = options_from(params)
+        check_options(options)
+        inputs = inputs_from(raw)
+        return lambda path: (
+            loudness_file(path, options, png=output, series=series, inputs=inputs, reporter=reporter()).report or {}
+        )
 
-    written = [p for p in (output, series) if p not in (None, "-")]
-    written += [str(sidecar_path(series))] if series is not None and series.lower().endswith(".npy") else []
-    return report_and_list(files, measure, _print_table, png=output, written=written, json_out=json_out, json_lines=json_lines)
+    return run_measuring(files, outputs, prepare, _print_table, json_out=json_out, json_lines=json_lines)

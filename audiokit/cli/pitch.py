@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Optional
 
 import typer
 
-from ..io.npy import sidecar_path
 from ..pipelines.pitch import PitchOptions, check_options, pitch_file
 from . import console
 from .options import JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, reporter
-from .reports import check_outputs, report_and_list, value_text
+from .reports import FileOutputs, run_measuring, value_text
 from .stft_options import Size
 
 OUT_PANEL = "Output"
@@ -97,22 +96,12 @@ def pitch_command(
         audiokit pitch *.wav --jsonl | jq -r '[.path, .f0_median_hz] | @tsv'
     """
     params = dict(locals())
-    check_outputs(
-        files,
-        one_file="--npy and -o",
-        given=npy is not None or output is not None,
-        batch="audiokit batch pitch",
-        png=output,
-        json_out=json_out,
-        json_lines=json_lines,
-    )
-    options = options_from(params)
-    check_options(options)
-    inputs = inputs_from(raw)
+    outputs = FileOutputs(png=output, data=npy, flag="--npy", sidecar=True, batch="audiokit batch pitch")
 
-    def measure(path: str) -> dict:
-        return pitch_file(path, options, npy=npy, png=output, inputs=inputs, reporter=reporter()).report or {}
+    def prepare() -> Callable[[str], dict]:
+        options = options_from(params)
+        check_options(options)
+        inputs = inputs_from(raw)
+        return lambda path: pitch_file(path, options, npy=npy, png=output, inputs=inputs, reporter=reporter()).report or {}
 
-    written = [p for p in (output, npy) if p not in (None, "-")]
-    written += [str(sidecar_path(npy))] if npy is not None else []
-    return report_and_list(files, measure, _print_table, png=output, written=written, json_out=json_out, json_lines=json_lines)
+    return run_measuring(files, outputs, prepare, _print_table, json_out=json_out, json_lines=json_lines)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError, ParameterError
+from ..io.npy import sidecar_path
 from . import console
 from .options import print_paths, refuse_terminal
 
@@ -27,38 +29,66 @@ def check_json_flags(json_out: bool, json_lines: bool) -> None:
         raise ParameterError("--json and --jsonl exclude each other (--json indents each object, --jsonl puts one per line)")
 
 
-def check_outputs(
-    files: list[str], *, one_file: str, given: bool, batch: str, png: str | None, json_out: bool, json_lines: bool
-) -> None:
-    """The output rules of a measuring command that also writes files (ParameterError): ``--json``/``--jsonl``
-    exclude each other; the outputs ``one_file`` names (``given``: one of them is) take one input (``batch`` is the
-    command to use for more); ``-o -`` (the PNG on stdout) excludes the JSON; no PNG bytes to a terminal."""
-    check_json_flags(json_out, json_lines)
-    if given and len(files) > 1:
-        raise ParameterError(f"{one_file} take one input file ({len(files)} given); use '{batch}'")
-    if (json_out or json_lines) and png == "-":
-        raise ParameterError("--json and -o - both write to stdout; choose one")
-    refuse_terminal(png, "PNG")
+@dataclass(frozen=True)
+class FileOutputs:
+    """The files a measuring command writes besides its report (:func:`run_measuring`).
+
+    Attributes
+    ----------
+    png : str or None
+        ``-o``: the PNG (``-`` for stdout).
+    data, flag : str or None, str
+        The data file (``--npy``, ``--series``) and its flag.
+    sidecar : bool
+        The data file has a JSON sidecar beside it (``.json``), which is listed too.
+    batch : str
+        The command to use for more than one input.
+    """
+
+    png: str | None
+    data: str | None
+    flag: str
+    sidecar: bool
+    batch: str
+
+    def check(self, files: list[str], *, json_out: bool, json_lines: bool) -> None:
+        """The output rules (ParameterError): ``--json``/``--jsonl`` exclude each other; the outputs take one input;
+        ``-o -`` (the PNG on stdout) excludes the JSON; no PNG bytes to a terminal."""
+        check_json_flags(json_out, json_lines)
+        if (self.data is not None or self.png is not None) and len(files) > 1:
+            raise ParameterError(f"{self.flag} and -o take one input file ({len(files)} given); use '{self.batch}'")
+        if (json_out or json_lines) and self.png == "-":
+            raise ParameterError("--json and -o - both write to stdout; choose one")
+        refuse_terminal(self.png, "PNG")
+
+    @property
+    def written(self) -> list[str]:
+        """The paths written, as printed: the PNG (unless stdout), the data file, its sidecar."""
+        paths = [p for p in (self.png, self.data) if p not in (None, "-")]
+        return paths + ([str(sidecar_path(self.data))] if self.data is not None and self.sidecar else [])
 
 
-def report_and_list(
+def run_measuring(
     files: list[str],
-    measure: Callable[[str], dict[str, Any]],
+    outputs: FileOutputs,
+    prepare: Callable[[], Callable[[str], dict[str, Any]]],
     table: Callable[[dict[str, Any]], None],
     *,
-    png: str | None,
-    written: list[str],
     json_out: bool,
     json_lines: bool,
 ) -> int:
-    """:func:`report_each`, then the ``written`` paths: on stdout after a table, as notices on stderr after JSON,
-    and after the one report (not printed) when ``png`` is ``-`` (stdout holds the PNG bytes only)."""
-    if png == "-":
+    """A measuring command that also writes files: the output rules (:meth:`FileOutputs.check`), then ``prepare()``
+    (the command's option checks; it returns the function measuring one path), then :func:`report_each`, then the
+    written paths: on stdout after a table, as notices on stderr after JSON, and after the one report (not printed)
+    when the PNG goes to stdout (``-o -``: stdout holds its bytes only).  The exit status."""
+    outputs.check(files, json_out=json_out, json_lines=json_lines)
+    measure = prepare()
+    if outputs.png == "-":
         measure(files[0])
-        print_paths(written, to_stderr=True)
+        print_paths(outputs.written, to_stderr=True)
         return 0
     status = report_each(files, measure, table, json_out=json_out, json_lines=json_lines)
-    print_paths(written, to_stderr=json_out or json_lines)
+    print_paths(outputs.written, to_stderr=json_out or json_lines)
     return status
 
 
