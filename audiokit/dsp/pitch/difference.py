@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...engine import get_backend
-from .blockacf import CHUNK_FRAMES, autocorrelation
+from .blockacf import autocorrelation
 from .params import PitchGeometry
 
 __all__ = ["cmnd", "cmnd_exact", "frame_signal", "parabolic_shifts", "troughs"]
@@ -42,6 +42,9 @@ __all__ = ["cmnd", "cmnd_exact", "frame_signal", "parabolic_shifts", "troughs"]
 #: default ``get_fftlib()``, so that pYIN's difference rows (and every trough and threshold decision after them) are
 #: librosa's bit for bit; one thread, so the same bytes in every process.  (:func:`cmnd`: :data:`.blockacf.FFT_BACKEND`.)
 FFT_BACKEND = "scipy"
+
+#: Frames per pass of :func:`cmnd`'s arithmetic (its scratch rows stay in the L2 cache).
+ROW_CHUNK = 256
 
 
 def frame_signal(y: np.ndarray, frame_length: int, hop_length: int) -> np.ndarray:
@@ -73,7 +76,7 @@ def cmnd(frames: np.ndarray, geometry: PitchGeometry) -> np.ndarray:
     dtype, n = frames.dtype, frames.shape[0]
     out = np.empty((n, hi - lo + 1), dtype=dtype)
     # one chunk at a time through scratch arrays that stay in the cache (fresh large temporaries cost page faults)
-    chunk = CHUNK_FRAMES
+    chunk = ROW_CHUNK
     acf = np.empty((chunk, hi + 1), dtype=dtype)
     energy = np.empty((chunk, hi), dtype=dtype)
     lags = np.arange(lo, hi + 1, dtype=dtype)

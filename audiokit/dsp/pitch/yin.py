@@ -97,7 +97,7 @@ def yin(
     center: bool = True,
     pad_mode: str = "constant",
 ) -> np.ndarray:
-    """Fundamental frequency by YIN, frame by frame (librosa 0.11's ``yin``, same arguments and results).
+    """Fundamental frequency by YIN, frame by frame (librosa 0.11's ``yin``: same arguments, its f0 to float rounding).
 
     Parameters
     ----------
