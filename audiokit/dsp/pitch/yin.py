@@ -133,12 +133,9 @@ def yin(
     return np.stack(out).reshape(lead + (out[0].shape[-1],))
 
 
-#: Frames per FFT block: bounds the temporaries (``BLOCK_FRAMES * n_fft`` complex values) on long inputs.
+#: Frames per analysis block (YIN's :func:`yin_block`, pYIN's observations, the streamed tracker's chunks): bounds
+#: the temporaries on long inputs (YIN's rows and masks, 2048 x n_periods; pYIN's 2048 x n_fft spectra).
 BLOCK_FRAMES = 2048
-
-
-#: Frames per :func:`yin_block` call of the whole-signal function: its rows and masks (~120 KiB each) stay in cache.
-SEARCH_FRAMES = 512
 
 
 def yin_of(padded: np.ndarray, geometry: PitchGeometry, threshold: float) -> np.ndarray:
