@@ -13,11 +13,10 @@ from ..errors import ParameterError
 from ..io import is_stdio
 from ..pipelines.dehum import DehumOptions, dehum_file
 from . import console
-from .options import inputs_from, print_paths, reads_audio, refuse_terminal, reporter
+from .options import OUT_PANEL, inputs_from, print_paths, reads_audio, refuse_terminal, reporter
 
 HUM_PANEL = "Hum"
 ERASE_PANEL = "--method erase"
-OUT_PANEL = "Output"
 
 
 def options_from(params: Mapping[str, Any]) -> DehumOptions:

@@ -9,11 +9,9 @@ import typer
 
 from ..pipelines.loudness import LoudnessOptions, check_options, loudness_file
 from . import console
-from .options import JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, reporter
+from .options import OUT_PANEL, JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, reporter
 from .reports import FileOutputs, run_measuring, value_text
 from .stft_options import Size
-
-OUT_PANEL = "Output"
 
 
 def options_from(params: Mapping[str, Any]) -> LoudnessOptions:

@@ -17,6 +17,7 @@ from . import console
 from .common import given_storage_options
 
 RAW_PANEL = "Raw PCM input (headerless files or stdin)"
+OUT_PANEL = "Output"
 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of a table.")]
 #: ``--json``/``--jsonl`` of the commands that report on each of several files (info, stats, silence, loudness;

@@ -9,25 +9,15 @@ import typer
 
 from ..pipelines.pitch import PitchOptions, check_options, pitch_file
 from . import console
-from .options import JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, reporter
+from .options import OUT_PANEL, JsonLinesPerFile, JsonPerFile, inputs_from, reads_audio, reporter
 from .reports import FileOutputs, run_measuring, value_text
 from .stft_options import Size
-
-OUT_PANEL = "Output"
 
 
 def options_from(params: Mapping[str, Any]) -> PitchOptions:
     """The pipeline options from the parameter values of :func:`pitch_command` (also ``audiokit batch pitch``)."""
-    return PitchOptions(
-        method=params["method"],
-        fmin=params["fmin"],
-        fmax=params["fmax"],
-        win=params["win"],
-        hop=params["hop"],
-        threshold=params["threshold"],
-        log_freq=params["log_freq"],
-        size=params["size"],
-    )
+    names = ("method", "fmin", "fmax", "win", "hop", "threshold", "log_freq", "size")
+    return PitchOptions(**{name: params[name] for name in names})
 
 
 def _print_table(report: dict) -> None:

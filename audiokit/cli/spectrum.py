@@ -12,11 +12,10 @@ from ..errors import ParameterError
 from ..io.npy import sidecar_path
 from ..pipelines.spectrum import MAX_DFT_SAMPLES, SpectrumOptions, spectrum_file
 from . import console
-from .options import Channel, Json, inputs_from, print_paths, reads_audio, refuse_terminal, reporter
+from .options import OUT_PANEL, Channel, Json, inputs_from, print_paths, reads_audio, refuse_terminal, reporter
 from .stft_options import Fft, Mix, Size, Symmetric, Window
 
 PEAKS_PANEL = "Peaks"
-OUT_PANEL = "Output"
 
 
 def options_from(params: Mapping[str, Any]) -> SpectrumOptions:

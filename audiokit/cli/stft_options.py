@@ -12,9 +12,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..pipelines.timefreq import StftOptions
+from .options import OUT_PANEL
 
 STFT_PANEL = "STFT"
-OUT_PANEL = "Output"
 
 Window = Annotated[
     str,

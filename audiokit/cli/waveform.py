@@ -11,10 +11,8 @@ import typer
 from ..errors import ParameterError
 from ..pipelines.waveform import WaveformOptions, check_options, waveform_file
 from . import console
-from .options import Channel, Json, inputs_from, print_paths, reads_audio, refuse_terminal, reporter
+from .options import OUT_PANEL, Channel, Json, inputs_from, print_paths, reads_audio, refuse_terminal, reporter
 from .stft_options import Size
-
-OUT_PANEL = "Output"
 
 
 def options_from(params: Mapping[str, Any]) -> WaveformOptions:
