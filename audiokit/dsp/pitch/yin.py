@@ -19,7 +19,7 @@ import numpy as np
 
 from ...validate import check_real
 from .difference import cmnd, frame_signal, troughs
-from .params import PitchGeometry, check_audio
+from .params import FRAME_LENGTH, SR, PitchGeometry, check_audio
 
 __all__ = ["pad_centered", "yin", "yin_and_flags", "yin_block", "yin_frames"]
 
@@ -90,8 +90,8 @@ def yin(
     *,
     fmin: float,
     fmax: float,
-    sr: float = 22050,
-    frame_length: int = 2048,
+    sr: float = SR,
+    frame_length: int = FRAME_LENGTH,
     hop_length: int | None = None,
     trough_threshold: float = 0.1,
     center: bool = True,
