@@ -91,7 +91,7 @@ def pyin_channel(padded: np.ndarray, model: PyinModel, fill_na: float | None) ->
     frames = frame_signal(padded, g.frame_length, g.hop_length)
     if frames.shape[0] == 0:
         raise ParameterError(f"input is too short (n={padded.shape[-1]}) for frame_length={g.frame_length}")
-    decoder = OnlineViterbi(model.band)
+    decoder = OnlineViterbi(model.band, unvoiced_bins=fill_na is None)  # bounded lag: warns if it guessed
     states, probs = [], []
     for start in range(0, frames.shape[0], BLOCK_FRAMES):
         obs, voiced_prob = model.observe(frames[start : start + BLOCK_FRAMES])
@@ -99,6 +99,7 @@ def pyin_channel(padded: np.ndarray, model: PyinModel, fill_na: float | None) ->
         probs.append(voiced_prob)
         states.append(decoder.take())
     states.append(decoder.finish())
+    decoder.warn_guessed(g.hop_length / g.sr)
     f0, flag = model.states_to_f0(np.concatenate(states), fill_na)
     return f0, flag, np.concatenate(probs)
 
