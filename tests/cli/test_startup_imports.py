@@ -16,7 +16,9 @@ Guarded, with what each one costs a 12 s job on this machine (benchmarks/cli_sta
 * ``scipy`` entirely for info/spectrum/mel/spectrogram, ``scipy.signal`` for loudness (its sosfilt kernel is
   loaded alone);
 * ``matplotlib`` (~0.45 CPU-s) for every command here but the waveform PNG; ``PIL`` for commands that draw nothing;
-* ``pydantic`` (Typer's value conversion, :func:`audiokit.cli.typer_hooks.fast_coercion`).
+* ``pydantic`` (Typer's value conversion, :func:`audiokit.cli.typer_hooks.fast_coercion`);
+* the ``pyfftw`` package (its ``__init__`` imports scipy.fft and dask; the engine loads ``pyfftw.pyfftw`` alone, and
+  not at all for a command without a DFT: info, stats, loudness), ``soxr`` (resampling only).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ DRIVER = (
     "sys.exit(code)\n"
 )
 
-NEVER = {"matplotlib", "pydantic"}
+NEVER = {"matplotlib", "pydantic", "pyfftw", "soxr"}  # pyfftw: the package (its __init__); soxr: resampling only
 
 
 def _modules(tmp_path: Path, *args: str) -> tuple[int, bytes, str, set[str]]:
@@ -72,14 +74,14 @@ def speech(tmp_path: Path) -> str:
 @pytest.mark.parametrize(
     ("args", "absent"),
     [
-        (["info", "{f}", "--json"], {"rich", "scipy", "PIL"}),
+        (["info", "{f}", "--json"], {"rich", "scipy", "PIL", "pyfftw.pyfftw"}),
         (["spectrum", "{f}", "--json"], {"rich", "scipy", "PIL"}),
         (["pitch", "{f}", "--json"], {"rich", "scipy.fft", "scipy.signal", "PIL"}),
         (["pitch", "{f}", "--method", "yin", "--json"], {"rich", "scipy.fft", "scipy.signal", "PIL"}),
         (["mel", "{f}", "--npy", "out.npy", "-q"], {"rich", "scipy", "PIL"}),
         (["spectrogram", "{f}", "-o", "out.png", "-q"], {"rich", "scipy"}),
-        (["stats", "{f}"], {"rich.progress", "scipy"}),
-        (["loudness", "{f}"], {"rich.progress", "scipy.signal", "PIL"}),
+        (["stats", "{f}"], {"rich.progress", "scipy", "pyfftw.pyfftw"}),
+        (["loudness", "{f}"], {"rich.progress", "scipy.signal", "PIL", "pyfftw.pyfftw"}),
         (["info", "{f}", "--no-such-option"], {"rich"}),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
