@@ -6,6 +6,11 @@ the amplitude axis at the left.  Columns holding a sample at full scale (``|x| >
 drawn in red, with red strips in the panel's margins above and below them; the title counts the samples.  ``scale="dbfs"`` draws each value ``v`` at ``sign(v) * (dBFS(|v|) + R) / R``
 (:data:`DB_RANGE` ``R`` = 60 dB, as Audacity's dB view): 0 dBFS at the panel's edges, -60 dBFS and below on the
 centre line.
+
+:func:`draw_waveform` (the CLI's and ``batch waveform --png``'s path) draws with numpy + Pillow
+(:mod:`.waveform_raster`, no matplotlib import); :func:`waveform_figure` is the same picture as a matplotlib Figure,
+for library use and when Pillow lacks FreeType or the font.  Both take the title (:func:`waveform_title`) and the
+amplitude ticks (:func:`amplitude_ticks`) from here.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from .figure import png_bytes
 from .labels import wrap_to_width
 from .layout import DPI, parse_size, title_name
 
-__all__ = ["DB_RANGE", "WaveformPicture", "db_position", "draw_waveform", "waveform_figure"]
+__all__ = ["DB_RANGE", "WaveformPicture", "amplitude_ticks", "db_position", "draw_waveform", "waveform_figure", "waveform_title"]
 
 #: dB shown by the dBFS scale, from full scale down to the centre line.
 DB_RANGE = 60.0
@@ -82,8 +87,20 @@ def db_position(values: np.ndarray, db_range: float = DB_RANGE) -> np.ndarray:
 
 
 def draw_waveform(png: str, picture: WaveformPicture, *, size: str = "1200x500") -> None:
-    """Draw ``picture`` into the PNG ``png`` (atomically; ``-`` is stdout)."""
-    write_bytes_atomic(png, png_bytes(waveform_figure(picture, size=parse_size(size))))
+    """Draw ``picture`` into the PNG ``png`` (atomically; ``-`` is stdout).
+
+    With numpy + Pillow (:func:`audiokit.plot.waveform_raster.waveform_png`, no matplotlib import); with
+    :func:`waveform_figure` when Pillow lacks FreeType or the DejaVu Sans font is missing.
+    """
+    from . import raster
+
+    if raster.available():
+        from .waveform_raster import waveform_png
+
+        data = waveform_png(picture, parse_size(size))
+    else:
+        data = png_bytes(waveform_figure(picture, size=parse_size(size)))
+    write_bytes_atomic(png, data)
 
 
 def waveform_figure(picture: WaveformPicture, *, size: tuple[int, int] = (1200, 500)):
@@ -101,7 +118,7 @@ def waveform_figure(picture: WaveformPicture, *, size: tuple[int, int] = (1200, 
     width, height = size
     fig = Figure(figsize=(width / DPI, height / DPI), dpi=DPI)
     renderer = FigureCanvasAgg(fig).get_renderer()
-    title = fig.text(0.5, 1 - 4 / height, _title(picture), ha="center", va="top", fontsize=10)
+    title = fig.text(0.5, 1 - 4 / height, waveform_title(picture), ha="center", va="top", fontsize=10)
     wrap_to_width(title, renderer, width - 12)
     top = 4 + title.get_window_extent(renderer).height + _BELOW_TITLE
     rows = picture.low.shape[0]
@@ -130,7 +147,8 @@ def waveform_figure(picture: WaveformPicture, *, size: tuple[int, int] = (1200, 
     return fig
 
 
-def _title(picture: WaveformPicture) -> str:
+def waveform_title(picture: WaveformPicture) -> str:
+    """The title: file, rate, channels, subtype, duration and segment; the clipped samples per channel, if any."""
     segment = f" from {picture.start_s:g} s" if picture.start_s else ""
     text = (
         f"{title_name(picture.path)} — {picture.sr} Hz, {picture.channels} ch, {picture.subtype}, "
@@ -170,20 +188,29 @@ def _panel(ax, picture: WaveformPicture, row: int, panel_px: float) -> None:
 
 
 def _ticks(ax, scale: str, panel_px: float) -> None:
-    """Amplitude ticks as many as the panel's height holds, 7- or 8-point labels; none in a panel under 26 px."""
+    """The amplitude ticks of :func:`amplitude_ticks`, 7- or 8-point labels."""
     ax.tick_params(axis="y", labelsize=7 if panel_px < 60 else 8)
+    ticks = amplitude_ticks(scale, panel_px)
+    ax.set_yticks([p for p, _ in ticks], [s for _, s in ticks])
+
+
+def amplitude_ticks(scale: str, panel_px: float) -> list[tuple[float, str]]:
+    """The amplitude axis' ticks of a panel ``panel_px`` pixels tall: (position, label), bottom to top.
+
+    As many as the height holds; none in a panel under 26 px.  A panel under 110 px keeps its labels off the
+    edges, where the next panel's are.  ``linear``: values in full-scale units; ``dbfs``: the levels of
+    ``_DB_TICKS`` at :func:`db_position`, ``-60`` on the centre line.
+    """
     if panel_px < 26:
-        ax.set_yticks([])
-        return
-    if scale == "linear":  # a short panel keeps its labels off the edges, where the next panel's are
-        ticks = [-0.5, 0.0, 0.5] if panel_px < 110 else [-1.0, -0.5, 0.0, 0.5, 1.0]
-        ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
-        return
+        return []
+    if scale == "linear":
+        values = [-0.5, 0.0, 0.5] if panel_px < 110 else [-1.0, -0.5, 0.0, 0.5, 1.0]
+        return [(t, f"{t:g}") for t in values]
     keep = max(1, min(len(_DB_TICKS), int(panel_px // 56)))
     levels = _DB_TICKS[:: math.ceil(len(_DB_TICKS) / keep)]
-    if panel_px < 110:  # off the edges, as the linear ticks
+    if panel_px < 110:
         levels = tuple(db for db in levels if db <= -12.0) or (-20.0,)
     positions = [float(db_position(np.array(10 ** (db / 20)))) for db in levels]
     ticks = [-p for p in positions] + [0.0] + positions[::-1]
     names = [f"{db:g}" for db in levels] + [f"-{DB_RANGE:g}"] + [f"{db:g}" for db in levels[::-1]]
-    ax.set_yticks(ticks, names)
+    return list(zip(ticks, names, strict=True))

@@ -1,6 +1,7 @@
 """The waveform view's numbers and picture: the streamed min/max envelope against a naive per-column reference,
-the dBFS mapping in closed form, and the figure read back (exact --size for any channel count, panels inside the
-canvas, time axis covering the segment, clipped columns in red and only there).
+the dBFS mapping in closed form, and the PNG read back -- the Pillow one ``audiokit waveform`` draws and the
+matplotlib figure of the library (exact --size for any channel count, panels inside the canvas, time axis covering
+the segment, the band's pixels where the amplitude axis puts the envelope, clipped columns in red and only there).
 
 The envelope is compared for exact equality: a minimum or maximum picks one of the input values, whatever the
 block boundaries, so float64 results are bit-identical to the naive ones.
@@ -16,8 +17,11 @@ import pytest
 from PIL import Image
 
 from audiokit.dsp.envelope import ColumnEnvelope, column_edges
+from audiokit.plot import raster
 from audiokit.plot.figure import png_bytes
-from audiokit.plot.waveform import CLIP_COLOUR, DB_RANGE, WaveformPicture, db_position, waveform_figure
+from audiokit.plot.raster import _Canvas
+from audiokit.plot.waveform import CLIP_COLOUR, DB_RANGE, WaveformPicture, db_position, draw_waveform, waveform_figure
+from audiokit.plot.waveform_raster import CLIP_RGB, ENVELOPE_RGB, MARGIN, STRIP, waveform_layout, waveform_png
 
 
 def naive_envelope(x: np.ndarray, n_columns: int, clip_level: float):
@@ -82,7 +86,9 @@ def test_db_position_in_closed_form():
     np.testing.assert_allclose(db_position(values), expected, rtol=0, atol=1e-15)
 
 
-def _picture(channels: int, n: int = 40_000, sr: int = 8000, clip_from: float | None = None, scale: str = "linear"):
+def _picture(
+    channels: int, n: int = 40_000, sr: int = 8000, clip_from: float | None = None, scale: str = "linear", start_s: float = 0.0
+):
     t = np.arange(n) / sr
     x = np.stack([0.5 * np.sin(2 * np.pi * (c + 1) * t) for c in range(channels)])
     level = 1.0 - 2.0**-15
@@ -92,33 +98,73 @@ def _picture(channels: int, n: int = 40_000, sr: int = 8000, clip_from: float | 
     env.push(x)
     e = env.edges
     return WaveformPicture(
-        path="w.wav", sr=sr, channels=channels, subtype="PCM_16", start_s=0.0, duration_s=n / sr,
-        times=(e[:-1] + e[1:]) / 2 / sr, low=env.low, high=env.high, clipped=env.clipped,
+        path="w.wav", sr=sr, channels=channels, subtype="PCM_16", start_s=start_s, duration_s=n / sr,
+        times=start_s + (e[:-1] + e[1:]) / 2 / sr, low=env.low, high=env.high, clipped=env.clipped,
         channel_labels=list(range(channels)), scale=scale,
     )  # fmt: skip
 
 
+def _rgb(data: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(data)).convert("RGB")).astype(int)
+
+
+def _is(image: np.ndarray, rgb: tuple[int, int, int]) -> np.ndarray:
+    return (image == np.array(rgb)).all(axis=-1)
+
+
 @pytest.mark.parametrize("channels", [1, 2, 6, 12])
-@pytest.mark.parametrize("size", [(1200, 500), (800, 400), (300, 400)])
-def test_the_figure_is_exactly_size_with_every_panel_inside(channels, size):
-    fig = waveform_figure(_picture(channels), size=size)
-    data = png_bytes(fig)
-    assert Image.open(io.BytesIO(data)).size == size
-    renderer = fig.canvas.get_renderer()
-    panels = [ax for ax in fig.axes if ax.get_gid() == "waveform-panel"]
-    assert len(panels) == channels
-    boxes = [ax.bbox for ax in panels]
-    for a, b in itertools.pairwise(boxes):
-        assert a.y0 > b.y1  # stacked, top to bottom, not overlapping
-    for ax in panels:
-        assert 0 <= ax.bbox.x0 and ax.bbox.x1 <= size[0] and 0 <= ax.bbox.y0 and ax.bbox.y1 <= size[1]
-        assert ax.get_xlim() == (0.0, 5.0)  # the time axis covers the file
-    for text in fig.texts + [panels[-1].xaxis.label]:
-        extent = text.get_window_extent(renderer)
-        assert extent.x0 >= -0.5 and extent.x1 <= size[0] + 0.5 and extent.y1 <= size[1] + 0.5, text.get_text()
+@pytest.mark.parametrize("size", [(1200, 500), (800, 400), (300, 400), (3000, 1200)])
+def test_the_png_is_exactly_size_with_every_panel_and_label_inside(channels, size):
+    picture = _picture(channels)
+    image = Image.open(io.BytesIO(waveform_png(picture, size)))
+    assert image.size == size and image.mode == "RGB"
+    layout = waveform_layout(_Canvas(*size), picture, size)
+    assert len(layout.panels) == channels
+    for a, b in itertools.pairwise(layout.panels):
+        assert a[3] < b[1]  # stacked, top to bottom, not overlapping
+    for x0, y0, x1, y1 in layout.panels:
+        assert 0 < x0 < x1 <= size[0] and 0 < y0 < y1 <= size[1]
+    assert (layout.x_axis.low, layout.x_axis.high) == (0.0, 5.0)  # the time axis covers the file
+    assert all(0.0 <= v <= 5.0 for v, _ in layout.x_ticks) and len(layout.x_ticks) >= 2
+    for text in layout.texts:
+        left, top, right, bottom = text.box
+        assert left >= 0 and top >= 0 and right <= size[0] and bottom <= size[1], text
+    roles = {t.role for t in layout.texts}
+    assert {"title", "x", "xlabel", "unit"} <= roles and ("ylabel" in roles) == (channels > 1)
+    x_boxes = sorted(t.box for t in layout.texts if t.role == "x")
+    assert all(a[2] < b[0] for a, b in itertools.pairwise(x_boxes))  # time labels do not touch
+
+
+def test_the_time_axis_is_the_files_time_for_a_segment():
+    layout = waveform_layout(_Canvas(800, 300), _picture(1, start_s=300.0), (800, 300))
+    assert (layout.x_axis.low, layout.x_axis.high) == (300.0, 305.0)
+    labels = [t.text for t in layout.texts if t.role == "x"]
+    assert labels[0] == "300" and labels[-1] == "305"
+    assert layout.x_pixel(300.0) == layout.panels[0][0] and layout.x_pixel(305.0) == layout.panels[0][2] - 1
+
+
+@pytest.mark.parametrize("scale", ["linear", "dbfs"])
+def test_the_band_spans_the_envelope_on_the_amplitude_axis(scale):
+    """A 1 Hz sine at 0.5: a column at the crest spans 0 .. 0.5 (0 dBFS - 6 dB); the axis reaches MARGIN x 1."""
+    picture = _picture(1, scale=scale)
+    size = (800, 400)
+    layout = waveform_layout(_Canvas(*size), picture, size)
+    image = _rgb(waveform_png(picture, size))
+    assert layout.reach == [MARGIN]
+    x = layout.x_pixel(0.25)  # the crest of the 1 Hz sine
+    column = np.flatnonzero(_is(image[:, x], ENVELOPE_RGB))
+    level = 0.5 if scale == "linear" else float(db_position(np.array(0.5)))
+    crest = int(layout.y_pixel(0, level))
+    assert abs(int(column.min()) - crest) <= 1  # the band's top is the column's maximum (one pixel of pooling)
+    assert column.max() < layout.y_pixel(0, 0.0)  # and the column holds no negative values
+    assert not _is(image, CLIP_RGB).any()
+    assert "red:" not in next(t.text for t in layout.texts if t.role == "title")
 
 
 def test_more_channels_than_the_height_holds_are_left_out_with_a_warning():
+    with pytest.warns(UserWarning, match=r"drawing \d+ of 40 channels"):
+        data = waveform_png(_picture(40, n=2000), (400, 200))
+    assert Image.open(io.BytesIO(data)).size == (400, 200)
     with pytest.warns(UserWarning, match=r"drawing \d+ of 40 channels"):
         fig = waveform_figure(_picture(40, n=2000), size=(400, 200))
     assert Image.open(io.BytesIO(png_bytes(fig))).size == (400, 200)
@@ -126,21 +172,57 @@ def test_more_channels_than_the_height_holds_are_left_out_with_a_warning():
 
 @pytest.mark.parametrize("scale", ["linear", "dbfs"])
 def test_clipped_columns_are_red_and_only_they(scale):
-    fig = waveform_figure(_picture(1, clip_from=3.0, scale=scale), size=(800, 300))
-    image = np.asarray(Image.open(io.BytesIO(png_bytes(fig))).convert("RGB")).astype(int)
-    ax = fig.axes[0]
-    red = np.array([int(CLIP_COLOUR_HEX[i : i + 2], 16) for i in (1, 3, 5)])
-    is_red = (np.abs(image - red).sum(axis=2) < 30).any(axis=0)  # columns with a red pixel
-    x_clip = ax.transData.transform((3.0, 0))[0]
-    columns = np.flatnonzero(is_red)
-    assert columns.size > 100 and columns.min() >= x_clip - 2  # red from 3 s on, none before
-    assert "red: samples at full scale (ch0 " in fig.texts[0].get_text()
+    picture = _picture(2, clip_from=3.0, scale=scale)
+    size = (800, 400)
+    layout = waveform_layout(_Canvas(*size), picture, size)
+    image = _rgb(waveform_png(picture, size))
+    red = _is(image, CLIP_RGB)
+    x0, y0, x1, y1 = layout.panels[0]
+    columns = np.flatnonzero(red.any(axis=0))
+    x_clip = layout.x_pixel(3.0)
+    assert columns.size > 100 and columns.min() >= x_clip - 2 and columns.max() <= x1 - 1  # red from 3 s on only
+    assert not red[layout.panels[1][1] :].any()  # channel 1 is not clipped
+    strip = STRIP / MARGIN * layout.reach[0]  # the strips: beyond 1.01 x the largest value (here full scale)
+    top, bottom = int(layout.y_pixel(0, strip)), int(layout.y_pixel(0, -strip))
+    assert top - y0 >= 2 and y1 - bottom >= 2
+    red_columns = red[y0:y1, x0:x1].any(axis=0)  # a red column has both strips whole
+    assert (red[y0:top, x0:x1].all(axis=0) == red_columns).all() and (red[bottom:y1, x0:x1].all(axis=0) == red_columns).all()
+    assert not red[y0:y1, : x_clip - 2].any()
+    title = " ".join(t.text for t in layout.texts if t.role == "title")
+    assert f"red: samples at full scale (ch0 {int(picture.clipped[0].sum())}, ch1 0)" in title
+
+
+def test_the_png_is_deterministic_and_drawn_without_matplotlib_when_pillow_can(tmp_path, monkeypatch):
+    picture = _picture(2, clip_from=3.0, scale="dbfs")
+    first, second = tmp_path / "a.png", tmp_path / "b.png"
+    draw_waveform(str(first), picture, size="640x360")
+    draw_waveform(str(second), picture, size="640x360")
+    assert first.read_bytes() == second.read_bytes() == waveform_png(picture, (640, 360))
+    monkeypatch.setattr(raster, "available", lambda: False)  # no FreeType or font: the matplotlib figure
+    fallback = tmp_path / "m.png"
+    draw_waveform(str(fallback), picture, size="640x360")
+    data = fallback.read_bytes()
+    assert data != first.read_bytes() and Image.open(io.BytesIO(data)).size == (640, 360)
+
+
+@pytest.mark.parametrize("channels", [1, 6])
+def test_the_matplotlib_figure_is_exactly_size_with_every_panel_inside(channels):
+    size = (800, 400)
+    fig = waveform_figure(_picture(channels), size=size)
+    assert Image.open(io.BytesIO(png_bytes(fig))).size == size
+    panels = [ax for ax in fig.axes if ax.get_gid() == "waveform-panel"]
+    assert len(panels) == channels
+    for a, b in itertools.pairwise([ax.bbox for ax in panels]):
+        assert a.y0 > b.y1
+    for ax in panels:
+        assert ax.get_xlim() == (0.0, 5.0)
 
 
 CLIP_COLOUR_HEX = "#d62728"  # matplotlib's tab:red
 
 
-def test_clip_colour_is_tab_red():
-    from matplotlib.colors import to_hex
+def test_clip_colours_are_tab_red_and_blue():
+    from matplotlib.colors import to_hex, to_rgb
 
-    assert to_hex(CLIP_COLOUR) == CLIP_COLOUR_HEX
+    assert to_hex(CLIP_COLOUR) == CLIP_COLOUR_HEX == "#{:02x}{:02x}{:02x}".format(*CLIP_RGB)
+    assert tuple(round(255 * c) for c in to_rgb("tab:blue")) == ENVELOPE_RGB
