@@ -10,7 +10,8 @@
                          raster-or-matplotlib
 :mod:`.spectrum`         the ``spectrum`` PNG: lines per channel, peak marks and labels, headroom, title
 :mod:`.labels`           the layout step of labels: measured boxes placed near their points without overlaps
-:mod:`.waveform`         the ``waveform`` PNG: min/max envelope panels laid out in pixels, clipped columns in red
+:mod:`.waveform`         the ``waveform`` picture: min/max envelope panels laid out in pixels, clipped columns in red
+:mod:`.waveform_raster`  the ``waveform`` PNG with numpy + Pillow (what the CLI draws; no matplotlib import)
 =======================  ==================================================================================
 
 Nothing here computes a spectrum, reads an input or prints: the pipelines hand over arrays (pooled images, the
