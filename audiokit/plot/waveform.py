@@ -27,7 +27,16 @@ from .figure import png_bytes
 from .labels import wrap_to_width
 from .layout import DPI, parse_size, title_name
 
-__all__ = ["DB_RANGE", "WaveformPicture", "amplitude_ticks", "db_position", "draw_waveform", "waveform_figure", "waveform_title"]
+__all__ = [
+    "DB_RANGE",
+    "WaveformPicture",
+    "amplitude_ticks",
+    "db_position",
+    "draw_waveform",
+    "panel_rows",
+    "waveform_figure",
+    "waveform_title",
+]
 
 #: dB shown by the dBFS scale, from full scale down to the centre line.
 DB_RANGE = 60.0
@@ -121,17 +130,8 @@ def waveform_figure(picture: WaveformPicture, *, size: tuple[int, int] = (1200, 
     title = fig.text(0.5, 1 - 4 / height, waveform_title(picture), ha="center", va="top", fontsize=10)
     wrap_to_width(title, renderer, width - 12)
     top = 4 + title.get_window_extent(renderer).height + _BELOW_TITLE
-    rows = picture.low.shape[0]
+    rows, panel = panel_rows(picture, size, top, stacklevel=4)
     room = height - top - _BOTTOM
-    fit = max(1, int((room + _GAP) // (MIN_PANEL_PX + _GAP)))
-    if rows > fit:
-        warnings.warn(
-            f"{picture.path}: drawing {fit} of {rows} channels in the {width}x{height} PNG "
-            "(a taller --size, or --channel N for another)",
-            stacklevel=3,
-        )
-        rows = fit
-    panel = (room - _GAP * (rows - 1)) / rows
     plot_width = width - _LEFT - _RIGHT
     axes = []
     for row in range(rows):
@@ -145,6 +145,23 @@ def waveform_figure(picture: WaveformPicture, *, size: tuple[int, int] = (1200, 
     unit = "amplitude (1 = full scale)" if picture.scale == "linear" else f"level (dBFS, {DB_RANGE:g} dB shown)"
     fig.text(4 / width, (_BOTTOM + room / 2) / height, unit, rotation=90, ha="left", va="center", fontsize=9)
     return fig
+
+
+def panel_rows(picture: WaveformPicture, size: tuple[int, int], top: float, *, stacklevel: int) -> tuple[int, float]:
+    """The panels drawn below a title band ending at ``top`` (pixels) and their height: every row of ``picture``,
+    each at least :data:`MIN_PANEL_PX` tall with :data:`_GAP` between them, or as many as fit (with a warning)."""
+    width, height = size
+    rows = picture.low.shape[0]
+    room = height - top - _BOTTOM
+    fit = max(1, int((room + _GAP) // (MIN_PANEL_PX + _GAP)))
+    if rows > fit:
+        warnings.warn(
+            f"{picture.path}: drawing {fit} of {rows} channels in the {width}x{height} PNG "
+            "(a taller --size, or --channel N for another)",
+            stacklevel=stacklevel,
+        )
+        rows = fit
+    return rows, (room - _GAP * (rows - 1)) / rows
 
 
 def waveform_title(picture: WaveformPicture) -> str:

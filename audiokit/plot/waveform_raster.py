@@ -24,7 +24,6 @@ from __future__ import annotations
 import copy
 import io
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,15 +33,14 @@ from .axes import Axis, nice_ticks, pool_cells, tick_label
 from .raster import PT, TICK_LEN, TICK_PAD, Box, Text, _Canvas, _clear, _font, _max_bins
 from .waveform import (
     _BELOW_TITLE,
-    _BOTTOM,
     _GAP,
     _LEFT,
     _RIGHT,
     DB_RANGE,
-    MIN_PANEL_PX,
     WaveformPicture,
     amplitude_ticks,
     db_position,
+    panel_rows,
     waveform_title,
 )
 
@@ -112,17 +110,7 @@ def waveform_layout(canvas: Any, picture: WaveformPicture, size: tuple[int, int]
     small = copy.copy(canvas)  # the same image, 8-point text (7 in panels under 60 px), as the matplotlib picture's
     title_lines = _word_wrap(canvas, waveform_title(picture), width - 12)
     top = 4 + len(title_lines) * line + _BELOW_TITLE
-    rows = picture.low.shape[0]
-    room = height - top - _BOTTOM
-    fit = max(1, int((room + _GAP) // (MIN_PANEL_PX + _GAP)))
-    if rows > fit:
-        warnings.warn(
-            f"{picture.path}: drawing {fit} of {rows} channels in the {width}x{height} PNG "
-            "(a taller --size, or --channel N for another)",
-            stacklevel=4,
-        )
-        rows = fit
-    panel = (room - _GAP * (rows - 1)) / rows
+    rows, panel = panel_rows(picture, size, top, stacklevel=5)
     small.font = _font((7 if panel < 60 else 8) * PT)
     x0, x1 = round(_LEFT), round(width - _RIGHT)
     panels = [(x0, round(top + r * (panel + _GAP)), x1, round(top + r * (panel + _GAP) + panel)) for r in range(rows)]
