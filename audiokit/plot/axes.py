@@ -70,6 +70,10 @@ class Axis:
             return (np.log(value) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
         return (np.asarray(value) - self.low) / (self.high - self.low)
 
+    def pixel(self, value: float, start: int, stop: int) -> int:
+        """The pixel of ``value`` on an axis drawn over pixels ``start .. stop-1`` (``low`` at ``start``), clamped."""
+        return min(stop - 1, max(start, math.floor(start + float(self.frac(value)) * (stop - start))))
+
     def cell_edges(self, n: int) -> np.ndarray:
         """Values at the edges of ``n`` equal pixel cells along the axis, shape ``(n + 1,)``."""
         if self.scale == "log":

@@ -186,8 +186,7 @@ class FigureLayout:
 
     def x_pixel(self, value: float) -> int:
         """The pixel column of time ``value`` (the tick's column)."""
-        x0, _, x1, _ = self.panels[0]
-        return min(x1 - 1, max(x0, math.floor(x0 + float(self.x_axis.frac(value)) * (x1 - x0))))
+        return self.x_axis.pixel(value, self.panels[0][0], self.panels[0][2])
 
 
 class _Canvas:

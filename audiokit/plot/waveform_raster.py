@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import copy
 import io
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,8 +84,7 @@ class WaveformLayout:
 
     def x_pixel(self, value: float) -> int:
         """The pixel column of time ``value``."""
-        x0, _, x1, _ = self.panels[0]
-        return min(x1 - 1, max(x0, math.floor(x0 + float(self.x_axis.frac(value)) * (x1 - x0))))
+        return self.x_axis.pixel(value, self.panels[0][0], self.panels[0][2])
 
     def y_pixel(self, row: int, value: float | np.ndarray) -> np.ndarray:
         """The pixel row of amplitude position ``value`` in panel ``row`` (clamped to the panel)."""
