@@ -157,6 +157,8 @@ class BatchStats:
     ignored_files: list[str] = field(default_factory=list)
     ignored_reasons: dict[str, int] = field(default_factory=dict)
     glob: str | None = None
+    #: Store-level notes for stderr (a store's Lhotse manifests off Lhotse's frame-count rule).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def done(self) -> int:
@@ -241,6 +243,7 @@ class BatchStats:
             "files_per_second": round(self.files_per_second, 2),
             "audio_seconds": round(self.audio_seconds, 3),
             "stopped_early": self.stopped_early,
+            "notes": list(self.notes),
             "out": self.out,
             "manifest": os.path.join(self.out, MANIFEST),
             "backend": self.backend,
@@ -591,7 +594,7 @@ def run_batch(
                     _execute(backend, job, tasks, where, recorder, stats, request.max_failures, update, work)
                 stats.backend = stats.backend or "nothing to do"
             if session is not None:
-                session.finish()
+                stats.notes.extend(session.finish())
                 if ledger is not None:
                     ledger.finish(_finish_files(job.store.kind))
         finally:

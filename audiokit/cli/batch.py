@@ -85,6 +85,8 @@ def _run(name: str, options_from: Callable[[Mapping[str, Any]], Any], params: di
         console.info(f"warning: {warning}")
     if stats.warned > len(stats.warnings):
         console.info(f'... {stats.warned - len(stats.warnings)} more inputs warned: see "warnings" in the manifest')
+    for note in stats.notes:
+        console.info(f"note: {note}")
     console.info(stats.line())
     if params["summary_json"]:
         print(json.dumps(stats.to_json()))

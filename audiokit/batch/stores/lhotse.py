@@ -55,7 +55,7 @@ import gzip
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -113,6 +113,28 @@ def check_lhotse_framing(record: Record, facts: Mapping[str, Any]) -> None:
             f"Lhotse view: {record['id']!r} has {record['n_frames']} frames, Lhotse's rule gives {expected} for "
             f"{record['duration']} s at a {int(hop)}-sample hop (frame with --compat lhotse)"
         )
+
+
+def framing_note(records: Sequence[Record], facts: Mapping[str, Any]) -> str | None:
+    """What to tell a store's maker when some utterances' frame counts are not Lhotse's rule; None if all are.
+
+    Lhotse recomputes a cut's frame count from its duration (:func:`lhotse_num_frames`): a store framed otherwise
+    (audiokit's uncentred frames, pitch's centred ``1 + n // hop``) has manifests ``lhotse.qa.validate`` refuses and
+    batches Lhotse's collation cannot pad; ``--compat lhotse`` frames as Lhotse does.
+    """
+    off = 0
+    for record in records:
+        try:
+            check_lhotse_framing(record, facts)
+        except ParameterError:
+            off += 1
+    if not off:
+        return None
+    return (
+        f"the Lhotse manifests hold {off} of {len(records)} utterances whose frame count is not Lhotse's rule "
+        "((samples + hop // 2) // hop): lhotse.qa.validate refuses those cuts and Lhotse's collation fails on them "
+        "(mel and mfcc --compat lhotse frame as Lhotse does)"
+    )
 
 
 def shar_member(record: Record, facts: Mapping[str, Any]) -> dict[str, Any]:

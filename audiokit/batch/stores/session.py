@@ -27,10 +27,11 @@ from .description import DESCRIPTION, describe, read_description, store_plan, wr
 from .headers import read_all
 from .index import INDEX, JOURNAL, StatsJournal, build_index, corpus_stats
 from .layout import SHAR, key_of, member_path, shard_number
+from .lhotse import framing_note
 from .options import parse_shard_size
 from .plan import PLAN, array_bytes, read_plan, shard_plan, write_plan
 from .views import view_files, write_views
-from .work import StoreTask
+from .work import StoreTask, lhotse_record
 
 __all__ = ["StoreSession"]
 
@@ -265,8 +266,9 @@ class StoreSession:
             write_description(self.out_dir, self.description)
 
     # ------------------------------------------------------------------ after the run
-    def finish(self) -> None:
-        """Rebuild ``index.sqlite`` and the views from the manifest; close the journal."""
+    def finish(self) -> list[str]:
+        """Rebuild ``index.sqlite`` and the views from the manifest; close the journal; return the notes for stderr
+        (:func:`.lhotse.framing_note`)."""
         if self._journal is not None:
             self._journal.close()
         ok: list[dict[str, Any]] = []
@@ -286,3 +288,7 @@ class StoreSession:
         root = self.target.root if self.target is not None else None
         write_views(self.store.kind, self.out_dir, self.description, ok, stats, self.facts, root)
         write_description(self.out_dir, self.description)
+        if self.store.kind not in ("npy", "shards"):  # the stores with Lhotse manifests
+            return []
+        note = framing_note([lhotse_record(r) for r in ok], self.facts)
+        return [f"{root or self.out_dir}: {note}"] if note else []
