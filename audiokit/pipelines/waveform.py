@@ -171,7 +171,8 @@ def _report(
 
 
 def _draw(png: str, envelope: ColumnEnvelope, report: dict[str, Any], options: WaveformOptions) -> None:
-    from ..plot.waveform import WaveformPicture, draw_waveform
+    from ..plot.waveform import WaveformPicture
+    from ..plot.waveform_raster import draw_waveform
 
     edges = envelope.edges
     picture = WaveformPicture(

@@ -7,7 +7,7 @@ drawn in red, with red strips in the panel's margins above and below them; the t
 (:data:`DB_RANGE` ``R`` = 60 dB, as Audacity's dB view): 0 dBFS at the panel's edges, -60 dBFS and below on the
 centre line.
 
-:func:`draw_waveform` (the CLI's and ``batch waveform --png``'s path) draws with numpy + Pillow
+`audiokit.plot.waveform_raster.draw_waveform` (the CLI's and ``batch waveform --png``'s path) draws with numpy + Pillow
 (:mod:`.waveform_raster`, no matplotlib import); :func:`waveform_figure` is the same picture as a matplotlib Figure,
 for library use and when Pillow lacks FreeType or the font.  Both take the title (:func:`waveform_title`) and the
 amplitude ticks (:func:`amplitude_ticks`) from here.
@@ -22,17 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..io import write_bytes_atomic
-from .figure import png_bytes
 from .labels import wrap_to_width
-from .layout import DPI, parse_size, title_name
+from .layout import DPI, title_name
 
 __all__ = [
     "DB_RANGE",
     "WaveformPicture",
     "amplitude_ticks",
     "db_position",
-    "draw_waveform",
     "panel_rows",
     "waveform_figure",
     "waveform_title",
@@ -51,7 +48,7 @@ _DB_TICKS = (0.0, -6.0, -12.0, -20.0, -30.0, -40.0)
 
 @dataclass(frozen=True)
 class WaveformPicture:
-    """What :func:`draw_waveform` draws (computed by the pipeline).
+    """What :func:`~audiokit.plot.waveform_raster.draw_waveform` draws (computed by the pipeline).
 
     Attributes
     ----------
@@ -93,23 +90,6 @@ def db_position(values: np.ndarray, db_range: float = DB_RANGE) -> np.ndarray:
     with np.errstate(divide="ignore"):
         level = 20.0 * np.log10(magnitude)
     return np.sign(values) * np.maximum(0.0, (level + db_range) / db_range)
-
-
-def draw_waveform(png: str, picture: WaveformPicture, *, size: str = "1200x500") -> None:
-    """Draw ``picture`` into the PNG ``png`` (atomically; ``-`` is stdout).
-
-    With numpy + Pillow (:func:`audiokit.plot.waveform_raster.waveform_png`, no matplotlib import); with
-    :func:`waveform_figure` when Pillow lacks FreeType or the DejaVu Sans font is missing.
-    """
-    from . import raster
-
-    if raster.available():
-        from .waveform_raster import waveform_png
-
-        data = waveform_png(picture, parse_size(size))
-    else:
-        data = png_bytes(waveform_figure(picture, size=parse_size(size)))
-    write_bytes_atomic(png, data)
 
 
 def waveform_figure(picture: WaveformPicture, *, size: tuple[int, int] = (1200, 500)):

@@ -16,7 +16,8 @@ until their labels clear each other):
   the unit of the amplitude axis at the left, ``time (s)`` under the last panel.
 
 :func:`waveform_layout` is the layout step (every panel, tick and text with its pixel box), :func:`waveform_png`
-draws it and encodes the PNG once (zlib level 1).
+draws it and encodes the PNG once (zlib level 1), :func:`draw_waveform` writes it (the CLI's and ``batch waveform
+--png``'s path).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from .waveform import (
     waveform_title,
 )
 
-__all__ = ["ENVELOPE_RGB", "CLIP_RGB", "WaveformLayout", "waveform_layout", "waveform_png"]
+__all__ = ["ENVELOPE_RGB", "CLIP_RGB", "WaveformLayout", "draw_waveform", "waveform_layout", "waveform_png"]
 
 #: matplotlib's ``tab:blue`` and ``tab:red`` (the colours of the matplotlib picture).
 ENVELOPE_RGB, CLIP_RGB = (0x1F, 0x77, 0xB4), (0xD6, 0x27, 0x28)
@@ -243,3 +244,23 @@ def _envelope(canvas: Any, layout: WaveformLayout, picture: WaveformPicture, row
 def _dashed(draw: Any, y: int, x0: int, x1: int, colour: tuple[int, int, int], on: int = 4, off: int = 2) -> None:
     for x in range(x0, x1, on + off):
         draw.line((x, y, min(x + on, x1) - 1, y), fill=colour)
+
+
+def draw_waveform(png: str, picture: WaveformPicture, *, size: str = "1200x500") -> None:
+    """Draw ``picture`` into the PNG ``png`` (atomically; ``-`` is stdout).
+
+    With numpy + Pillow (:func:`waveform_png`, no matplotlib import); with
+    :func:`~audiokit.plot.waveform.waveform_figure` when Pillow lacks FreeType or the DejaVu Sans font is missing.
+    """
+    from ..io import write_bytes_atomic
+    from . import raster
+    from .layout import parse_size
+
+    if raster.available():
+        data = waveform_png(picture, parse_size(size))
+    else:
+        from .figure import png_bytes
+        from .waveform import waveform_figure
+
+        data = png_bytes(waveform_figure(picture, size=parse_size(size)))
+    write_bytes_atomic(png, data)

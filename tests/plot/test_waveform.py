@@ -20,8 +20,8 @@ from audiokit.dsp.envelope import ColumnEnvelope, column_edges
 from audiokit.plot import raster
 from audiokit.plot.figure import png_bytes
 from audiokit.plot.raster import _Canvas
-from audiokit.plot.waveform import CLIP_COLOUR, DB_RANGE, WaveformPicture, db_position, draw_waveform, waveform_figure
-from audiokit.plot.waveform_raster import CLIP_RGB, ENVELOPE_RGB, MARGIN, STRIP, waveform_layout, waveform_png
+from audiokit.plot.waveform import CLIP_COLOUR, DB_RANGE, WaveformPicture, db_position, waveform_figure
+from audiokit.plot.waveform_raster import CLIP_RGB, ENVELOPE_RGB, MARGIN, STRIP, draw_waveform, waveform_layout, waveform_png
 
 
 def naive_envelope(x: np.ndarray, n_columns: int, clip_level: float):
