@@ -16,6 +16,7 @@ from audiokit.dsp.pitch.params import PitchGeometry, next_fast_len
 from audiokit.dsp.pitch.transitions import TINY, TransitionBand, local_transition, triangle
 from audiokit.dsp.pitch.viterbi import OnlineViterbi, viterbi
 from audiokit.errors import ParameterError
+from tests.helpers.pitch_decoding import dense_viterbi, speech_like_obs
 
 SR = 16000
 
@@ -36,24 +37,6 @@ def voice(seconds: float = 3.0, *, sr: int = SR, seed: int = 0, snr_db: float = 
     noise = rng.standard_normal(t.size)
     noise *= np.sqrt(np.mean(x**2) / np.mean(noise**2)) * 10 ** (-snr_db / 20)
     return x + noise
-
-
-def dense_viterbi(obs: np.ndarray, band: TransitionBand) -> np.ndarray:
-    """librosa's decoder written out naively: every source for every target, first argmax, log(T + tiny)."""
-    log_t = band.dense()
-    log_p = np.log(obs + TINY).T
-    n_states = log_t.shape[0]
-    value = log_p[0] + np.log(np.ones(n_states) / n_states + TINY)
-    ptrs = []
-    for row in log_p[1:]:
-        scores = value[:, None] + log_t
-        ptr = np.argmax(scores, axis=0)
-        value = row + scores[ptr, np.arange(n_states)]
-        ptrs.append(ptr)
-    state = [int(np.argmax(value))]
-    for ptr in reversed(ptrs):
-        state.append(int(ptr[state[-1]]))
-    return np.array(state[::-1])
 
 
 def test_next_fast_len_is_scipys() -> None:
@@ -110,12 +93,7 @@ def test_online_decoder_equals_the_whole_decoding_on_long_input() -> None:
     rng = np.random.default_rng(7)
     n, frames = 30, 6000
     band = TransitionBand(n, 7, 0.02)
-    voiced = (np.arange(frames) // 300) % 2 == 0
-    pitch = (n / 2 + (n / 3) * np.sin(np.arange(frames) / 80)).astype(int)
-    obs = np.zeros((2 * n, frames))
-    obs[pitch, np.arange(frames)] = np.where(voiced, 0.8, 0.1) * rng.random(frames)
-    obs[pitch + 2, np.arange(frames)] = 0.1 * rng.random(frames)
-    obs[n:] = (1 - obs[:n].sum(axis=0)) / n
+    obs = speech_like_obs(n, frames, rng, segment=300, period=80)
     whole = viterbi(obs, band)
     decoder = OnlineViterbi(band)
     parts, start, longest = [], 0, 0

@@ -15,7 +15,8 @@ from audiokit.dsp.pitch.stream import PitchTracker
 from audiokit.dsp.pitch.transitions import TransitionBand
 from audiokit.dsp.pitch.viterbi import OnlineViterbi, default_max_lag, viterbi
 from audiokit.errors import ParameterError
-from tests.dsp.test_pitch import dense_viterbi
+from tests.helpers import pitch_decoding
+from tests.helpers.pitch_decoding import dense_viterbi
 
 SR = 16000
 
@@ -29,15 +30,8 @@ def silence_obs(n: int, frames: int) -> np.ndarray:
 
 
 def speech_like_obs(n: int, frames: int, seed: int) -> np.ndarray:
-    """A wandering voiced candidate with a weaker second one, voiced/unvoiced alternation (converges often)."""
-    rng = np.random.default_rng(seed)
-    voiced = (np.arange(frames) // 150) % 2 == 0
-    pitch = (n / 2 + (n / 3) * np.sin(np.arange(frames) / 40)).astype(int)
-    obs = np.zeros((2 * n, frames))
-    obs[pitch, np.arange(frames)] = np.where(voiced, 0.8, 0.1) * rng.random(frames)
-    obs[pitch + 2, np.arange(frames)] = 0.1 * rng.random(frames)
-    obs[n:] = (1 - obs[:n].sum(axis=0)) / n
-    return obs
+    """:func:`tests.helpers.pitch_decoding.speech_like_obs` with its own generator."""
+    return pitch_decoding.speech_like_obs(n, frames, np.random.default_rng(seed))
 
 
 def outside(frames: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
