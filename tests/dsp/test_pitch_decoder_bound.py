@@ -15,8 +15,8 @@ from audiokit.dsp.pitch.stream import PitchTracker
 from audiokit.dsp.pitch.transitions import TransitionBand
 from audiokit.dsp.pitch.viterbi import OnlineViterbi, default_max_lag, viterbi
 from audiokit.errors import ParameterError
-from tests.helpers import pitch_decoding
-from tests.helpers.pitch_decoding import dense_viterbi
+from tests.helpers import pitch as pitch_material
+from tests.helpers.pitch import dense_viterbi
 
 SR = 16000
 
@@ -30,8 +30,8 @@ def silence_obs(n: int, frames: int) -> np.ndarray:
 
 
 def speech_like_obs(n: int, frames: int, seed: int) -> np.ndarray:
-    """:func:`tests.helpers.pitch_decoding.speech_like_obs` with its own generator."""
-    return pitch_decoding.speech_like_obs(n, frames, np.random.default_rng(seed))
+    """:func:`tests.helpers.pitch_material.speech_like_obs` with its own generator."""
+    return pitch_material.speech_like_obs(n, frames, np.random.default_rng(seed))
 
 
 def outside(frames: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:

@@ -35,8 +35,7 @@ from audiokit.dsp.pitch.blockacf import autocorrelation, uses_blocks
 from audiokit.dsp.pitch.difference import cmnd, cmnd_exact, frame_signal, parabolic_shifts, troughs
 from audiokit.dsp.pitch.params import PitchGeometry
 from audiokit.dsp.pitch.yin import pad_centered, yin_and_flags, yin_block
-
-from .test_pitch import voice
+from tests.helpers.pitch import voice
 
 SR = 16000
 FMIN, FMAX = 65.4, 2093.0

@@ -1,11 +1,31 @@
-"""pYIN decoding references for the Viterbi tests: librosa's dense decoder written out, and synthetic observation
-matrices (``(2n, frames)``: n voiced, n unvoiced states)."""
+"""Pitch test material: a test utterance with known f0, librosa's dense Viterbi decoder written out, and synthetic
+pYIN observation matrices (``(2n, frames)``: n voiced, n unvoiced states)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from audiokit.dsp.pitch.transitions import TINY, TransitionBand
+
+SR = 16000
+
+
+def voice(seconds: float = 3.0, *, sr: int = SR, seed: int = 0, snr_db: float = 20.0) -> np.ndarray:
+    """A test utterance: harmonic complex gliding 110 -> 330 Hz with vibrato, a silent gap, a 200 Hz segment with
+    a jump, white noise at ``snr_db``, and a noise-only stretch (float64)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(seconds * sr)) / sr
+    f0 = 110 * 3 ** (t / seconds) * (1 + 0.02 * np.sin(2 * np.pi * 5 * t))
+    f0[(t > 0.6 * seconds) & (t < 0.8 * seconds)] = 200.0
+    f0[t >= 0.8 * seconds] = 420.0
+    phase = 2 * np.pi * np.cumsum(f0) / sr
+    x = sum(np.sin(k * phase) / k for k in range(1, 8))
+    x[(t > 0.4 * seconds) & (t < 0.5 * seconds)] = 0.0
+    x[t > 0.92 * seconds] = 0.0
+    x = 0.3 * x / np.abs(x).max()
+    noise = rng.standard_normal(t.size)
+    noise *= np.sqrt(np.mean(x**2) / np.mean(noise**2)) * 10 ** (-snr_db / 20)
+    return x + noise
 
 
 def dense_viterbi(obs: np.ndarray, band: TransitionBand) -> np.ndarray:
